@@ -1,0 +1,56 @@
+// The `noderotation` command line. Each subcommand is a thin shell over the pure core: it reads input,
+// injects the clock, and prints.
+import { readFileSync } from 'node:fs';
+import { runExplain, EXIT_INVALID } from './explain-command.js';
+import { UsageError } from './io.js';
+
+export interface Io {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  now: () => number;
+  readStdin: () => string;
+}
+
+const USAGE = `noderotation — move Karpenter node expiry into maintenance windows, gracefully
+
+Usage:
+  noderotation explain  -f FILE... [-o table|json] [--now RFC3339]
+      For each NodePool: the governing policy, the derived figures and the findings with their fixes.
+  noderotation validate -f FILE... [-o text|json] [--now RFC3339]
+      The same checks, terse, for CI.
+
+FILE holds RotationPolicies or MaintenancePlans, Karpenter NodePools and optionally NodeClaims (YAML, several
+documents per file; a directory reads its *.yaml files; - reads standard input).
+Exit status: 0 no fatal finding, 1 a fatal finding, 2 invalid input.
+`;
+
+export async function main(argv: string[], io: Partial<Io> & Pick<Io, 'stdout' | 'stderr'>): Promise<number> {
+  const full: Io = {
+    now: () => Date.now(),
+    readStdin: () => readFileSync(0, 'utf8'),
+    ...io,
+  };
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'explain':
+        return runExplain(rest, full, 'explain');
+      case 'validate':
+        return runExplain(rest, full, 'validate');
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        full.stdout.write(USAGE);
+        return command === undefined ? EXIT_INVALID : 0;
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (err) {
+    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      full.stderr.write(`noderotation: ${(err as Error).message}\n\n${USAGE}`);
+      return EXIT_INVALID;
+    }
+    throw err;
+  }
+}

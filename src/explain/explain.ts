@@ -1,0 +1,148 @@
+// `explain`: for each NodePool, the governing policy, the §3.2 figures and every finding. Pure: documents
+// and the clock come in, a report goes out.
+import type { Inputs } from '../api/documents.js';
+import type { MaintenanceWindow, RotationPolicy } from '../generated/api-types.js';
+import { nodePoolOf, type NodeClaim, type NodePool } from '../karpenter/types.js';
+import { derive, type Figures } from '../derivation/derive.js';
+import { finding, type Finding } from '../derivation/findings.js';
+import { policyParams } from '../derivation/params.js';
+import { shortLeadFindings } from '../derivation/short-lead.js';
+import { expandPlan, type ExpansionError } from '../plan/expand.js';
+import { governingPolicy } from '../policy/resolve.js';
+import { windowFigures, type WindowFigures } from '../schedule/windows.js';
+
+export interface ReportFinding {
+  severity: 'fatal' | 'warning';
+  reason: string;
+  message: string;
+}
+
+export interface NodePoolReport extends Figures {
+  nodePool: string;
+  policy: string | null;
+  findings: ReportFinding[];
+}
+
+export interface ExplainResult {
+  report: { nodePools: NodePoolReport[] };
+  /** A plan whose merged settings do not form a valid policy for some NodePool (input errors). */
+  planErrors: (ExpansionError & { plan: string })[];
+  /** Findings about a plan as a whole (e.g. it governs nothing). */
+  planFindings: (Finding & { plan: string })[];
+}
+
+/** Window figures depend only on the windows and the calendar; NodePools sharing a plan share them. */
+export function windowFiguresCache(now: number): (windows: readonly MaintenanceWindow[]) => WindowFigures {
+  const cache = new Map<string, WindowFigures>();
+  return (windows) => {
+    const key = JSON.stringify(windows);
+    let hit = cache.get(key);
+    if (!hit) {
+      hit = windowFigures(windows, now);
+      cache.set(key, hit);
+    }
+    return hit;
+  };
+}
+
+export interface PoolAnalysis {
+  figures: Figures;
+  findings: Finding[];
+}
+
+/** Figures and findings for one NodePool under one policy: layers 1 and 2, and layer 3 over its claims. */
+export function analysePool(
+  policy: RotationPolicy,
+  pool: NodePool,
+  claims: readonly NodeClaim[] | null,
+  figuresFor: (w: readonly MaintenanceWindow[]) => WindowFigures,
+): PoolAnalysis {
+  const params = policyParams(policy.spec);
+  const live = claims?.filter((c) => !c.metadata.deletionTimestamp) ?? null;
+  let windows: WindowFigures;
+  try {
+    windows = figuresFor(params.windows);
+  } catch {
+    windows = { empty: false, continuous: false, periodSeconds: 0, minDurationSeconds: 0, minGapSeconds: null }; // invalid zone: derive reports it
+  }
+  const d = derive({ params, pool, windows, nodeCount: live ? live.length : (pool.status?.nodes ?? null), nodeClaims: live ?? [] });
+  const findings = [...d.findings];
+  if (live && d.figures.windowPeriodSeconds !== null && !windows.empty) {
+    findings.push(...shortLeadFindings({
+      claims: live,
+      minRotationChances: params.minRotationChances,
+      periodSeconds: d.figures.windowPeriodSeconds,
+      readyTimeout: params.readyTimeout,
+    }));
+  }
+  // Fatal first, then in the order of the design's tables.
+  findings.sort((a, b) => (a.severity === b.severity ? 0 : a.severity === 'fatal' ? -1 : 1));
+  return { figures: d.figures, findings };
+}
+
+const NULL_FIGURES: Figures = {
+  windowPeriodSeconds: null,
+  rotationBoundSeconds: null,
+  leadTimeSeconds: null,
+  ageThresholdSeconds: null,
+  guaranteedChances: null,
+  expectedRotationSeconds: null,
+  capacityPerOccurrence: null,
+};
+
+export function explain(inputs: Pick<Inputs, 'policies' | 'plans' | 'nodePools' | 'nodeClaims'>, now: number): ExplainResult {
+  const result: ExplainResult = { report: { nodePools: [] }, planErrors: [], planFindings: [] };
+  const policies: RotationPolicy[] = inputs.policies.map(({ source: _source, ...p }) => p as RotationPolicy);
+  for (const plan of inputs.plans) {
+    const expansion = expandPlan(plan, inputs.nodePools);
+    for (const e of expansion.errors) result.planErrors.push({ ...e, plan: plan.metadata.name });
+    policies.push(...expansion.policies.map((e) => e.policy));
+    if (expansion.policies.length === 0 && expansion.errors.length === 0) {
+      result.planFindings.push({
+        ...finding('NoGovernedNodePools', 'spec.nodePoolSelector',
+          `MaintenancePlan ${plan.metadata.name} governs none of the ${inputs.nodePools.length} NodePools given${expansion.excluded.length > 0 ? ` (${expansion.excluded.length} excluded by rules)` : ''}; a plan that rotates nothing is a mistake. Check spec.nodePoolSelector and the rules' exclude.`),
+        plan: plan.metadata.name,
+      });
+    }
+  }
+  const claimsGiven = inputs.nodeClaims.length > 0;
+  const figuresFor = windowFiguresCache(now);
+  const pools = [...inputs.nodePools].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+  for (const pool of pools) {
+    const name = pool.metadata.name;
+    const gov = governingPolicy(pool, policies);
+    if (gov.kind === 'ungoverned') {
+      result.report.nodePools.push({ nodePool: name, policy: null, ...NULL_FIGURES, findings: [] });
+      continue;
+    }
+    if (gov.kind === 'conflict') {
+      const f = finding('PolicyConflict', 'spec.nodePoolSelector',
+        `RotationPolicies ${gov.policies.join(', ')} match NodePool ${name} equally specifically, so it is not rotated. Make one selector more specific, name the NodePool in spec.nodePools of one policy, or remove the others.`);
+      result.report.nodePools.push({ nodePool: name, policy: null, ...NULL_FIGURES, findings: [strip(f)] });
+      continue;
+    }
+    const claims = claimsGiven ? inputs.nodeClaims.filter((c) => nodePoolOf(c) === name) : null;
+    const a = analysePool(gov.policy, pool, claims, figuresFor);
+    result.report.nodePools.push({ nodePool: name, policy: gov.policy.metadata.name, ...a.figures, findings: a.findings.map(strip) });
+  }
+  return result;
+}
+
+const strip = (f: Finding): ReportFinding => ({ severity: f.severity, reason: f.reason, message: f.message });
+
+/** The JSON form, keys in the documented order. */
+export function reportJson(report: ExplainResult['report']): string {
+  const pools = report.nodePools.map((p) => ({
+    nodePool: p.nodePool,
+    policy: p.policy,
+    windowPeriodSeconds: p.windowPeriodSeconds,
+    rotationBoundSeconds: p.rotationBoundSeconds,
+    leadTimeSeconds: p.leadTimeSeconds,
+    ageThresholdSeconds: p.ageThresholdSeconds,
+    guaranteedChances: p.guaranteedChances,
+    expectedRotationSeconds: p.expectedRotationSeconds,
+    capacityPerOccurrence: p.capacityPerOccurrence,
+    findings: p.findings.map((f) => ({ severity: f.severity, reason: f.reason, message: f.message })),
+  }));
+  return `${JSON.stringify({ nodePools: pools }, null, 2)}\n`;
+}

@@ -1,0 +1,147 @@
+// MaintenancePlan → one RotationPolicy per governed NodePool. The plan's selector picks the NodePools;
+// for each (in name order) the first rule that matches decides: exclude it, or deep-merge its overrides over
+// the defaults. The Crossplane function and the offline `render`/`explain` all call this one function.
+import { createHash } from 'node:crypto';
+import type { MaintenancePlan, PlanRule, PolicySettings, RotationPolicy, RotationPolicySpec } from '../generated/api-types.js';
+import type { NodePool } from '../karpenter/types.js';
+import { resolvePolicySpec } from '../policy/defaults.js';
+import { matches } from '../policy/selector.js';
+import { validateAgainst, type FieldError } from '../api/validate.js';
+
+export const PLAN_LABEL = 'noderotation.io/plan';
+export const NODEPOOL_ANNOTATION = 'noderotation.io/nodepool';
+
+export interface ExpandedPolicy {
+  nodePool: string;
+  /** The rule that decided, or null when the defaults applied unchanged. */
+  rule: string | null;
+  policy: RotationPolicy;
+}
+
+export interface ExpansionError extends FieldError {
+  nodePool: string;
+}
+
+export interface Expansion {
+  policies: ExpandedPolicy[];
+  excluded: { nodePool: string; rule: string }[];
+  /** The merged spec of a NodePool is not a valid RotationPolicy spec; paths point into the plan. */
+  errors: ExpansionError[];
+}
+
+const MAX_NAME = 253;
+const MAX_LABEL_VALUE = 63;
+
+/** Shortens `name` to `max` characters with a stable hash suffix, only when it is too long. */
+export function shortenName(name: string, max: number): string {
+  if (name.length <= max) return name;
+  const hash = createHash('sha256').update(name).digest('hex').slice(0, 10);
+  const head = name.slice(0, max - hash.length - 1).replace(/[-.]+$/, '');
+  return `${head}-${hash}`;
+}
+
+/** `<plan>-<nodepool>`: stable, a valid DNS subdomain (both parts already are), hashed only when too long. */
+export function policyName(plan: string, nodePool: string): string {
+  return shortenName(`${plan}-${nodePool}`, MAX_NAME);
+}
+
+export function ruleMatches(rule: PlanRule, pool: NodePool): boolean {
+  if (rule.nodePools) return rule.nodePools.includes(pool.metadata.name);
+  return matches(rule.nodePoolSelector, pool.metadata.labels);
+}
+
+type Json = Record<string, unknown>;
+
+/**
+ * Deep merge for overrides: objects merge field by field, lists and scalars replace, and an explicit null
+ * removes the field (so an override can return a field to its default). `origins` records, per merged
+ * path, which plan field it came from, so that errors can point at the line to fix.
+ */
+function merge(base: Json, over: Json, path: string, overOrigin: string, origins: Map<string, string>): Json {
+  const out: Json = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const p = path ? `${path}.${key}` : key;
+    if (value === null) {
+      delete out[key];
+      origins.set(p, `${overOrigin}.${p}`);
+    } else if (typeof value === 'object' && !Array.isArray(value) && typeof out[key] === 'object' && out[key] !== null && !Array.isArray(out[key])) {
+      out[key] = merge(out[key] as Json, value as Json, p, overOrigin, origins);
+    } else {
+      out[key] = structuredClone(value);
+      origins.set(p, `${overOrigin}.${p}`);
+    }
+  }
+  return out;
+}
+
+function recordOrigins(value: Json, path: string, origin: string, origins: Map<string, string>): void {
+  for (const [key, v] of Object.entries(value)) {
+    const p = path ? `${path}.${key}` : key;
+    origins.set(p, `${origin}.${p}`);
+    if (typeof v === 'object' && v !== null && !Array.isArray(v)) recordOrigins(v as Json, p, origin, origins);
+  }
+}
+
+/** Maps a RotationPolicy field path (spec.surge.readyTimeout) to the plan field that set it. */
+function planPath(field: string, origins: Map<string, string>): string {
+  const inner = field.replace(/^spec\.?/, '');
+  // Try the longest prefix first: a.b[0].c, a.b[0], a.b, a. Lists replace whole, so origins hold no indices.
+  for (let probe = inner; probe; ) {
+    const hit = origins.get(probe);
+    if (hit) return hit + inner.slice(probe.length);
+    const cut = Math.max(probe.lastIndexOf('.'), probe.lastIndexOf('['));
+    probe = cut > 0 ? probe.slice(0, cut) : '';
+  }
+  return `spec.defaults.${inner}`;
+}
+
+export function expandPlan(plan: MaintenancePlan, nodePools: readonly NodePool[]): Expansion {
+  const result: Expansion = { policies: [], excluded: [], errors: [] };
+  const planName = plan.metadata.name;
+  const rules = plan.spec.rules ?? [];
+  const pools = [...nodePools]
+    .filter((pool) => matches(plan.spec.nodePoolSelector, pool.metadata.labels))
+    .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+  for (const pool of pools) {
+    const name = pool.metadata.name;
+    const index = rules.findIndex((r) => ruleMatches(r, pool));
+    const rule = index >= 0 ? (rules[index] as PlanRule) : undefined;
+    if (rule?.exclude) {
+      result.excluded.push({ nodePool: name, rule: rule.name });
+      continue;
+    }
+    const origins = new Map<string, string>();
+    const defaults = (plan.spec.defaults ?? {}) as Json;
+    recordOrigins(defaults, '', 'spec.defaults', origins);
+    const merged = rule?.overrides
+      ? merge(defaults, rule.overrides as Json, '', `spec.rules[${index}].overrides`, origins)
+      : structuredClone(defaults);
+    const spec = resolvePolicySpec({ ...(merged as PolicySettings), nodePools: [name] } as RotationPolicySpec);
+    const policy: RotationPolicy = {
+      apiVersion: 'noderotation.io/v1alpha1',
+      kind: 'RotationPolicy',
+      metadata: {
+        name: policyName(planName, name),
+        labels: { [PLAN_LABEL]: shortenName(planName, MAX_LABEL_VALUE) },
+        annotations: { [NODEPOOL_ANNOTATION]: name },
+      },
+      spec: sortKeys(spec) as RotationPolicySpec,
+    };
+    const errors = validateAgainst('rotationPolicy', policy);
+    if (errors.length > 0) {
+      for (const e of errors) result.errors.push({ ...e, path: planPath(e.path, origins), nodePool: name });
+      continue;
+    }
+    result.policies.push({ nodePool: name, rule: rule?.name ?? null, policy });
+  }
+  return result;
+}
+
+/** Objects with sorted keys (lists keep their order), for byte-identical output. */
+export function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.keys(value as Json).sort().map((k) => [k, sortKeys((value as Json)[k])]),
+  );
+}
