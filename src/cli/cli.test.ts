@@ -1,0 +1,145 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { main } from './main.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const ex = (f: string): string => join(ROOT, 'examples', f);
+
+async function cli(args: string[], stdin = ''): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await main(args, {
+    stdout: { write: (t: string) => (out += t) },
+    stderr: { write: (t: string) => (err += t) },
+    now: () => Date.parse('2027-01-04T00:00:00Z'),
+    readStdin: () => stdin,
+  });
+  return { code, out, err };
+}
+
+const NODEPOOL = (name: string, expireAfter: string, extra = '') => `
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: ${name}, labels: {pool: ${name}}}
+spec: {template: {spec: {expireAfter: ${expireAfter}, terminationGracePeriod: 1h${extra}}}}
+---`;
+
+describe('noderotation explain', () => {
+  it('prints exactly the documented JSON keys, figures in seconds, and exits 0 without fatal findings', async () => {
+    const r = await cli(['explain', '-o', 'json', '-f', ex('rotationpolicy-worked-example.yaml'), '-f', ex('nodepools.yaml')]);
+    expect(r.code).toBe(0);
+    const json = JSON.parse(r.out);
+    expect(Object.keys(json)).toEqual(['nodePools']);
+    const general = json.nodePools.find((p: { nodePool: string }) => p.nodePool === 'general');
+    expect(Object.keys(general)).toEqual([
+      'nodePool', 'policy', 'windowPeriodSeconds', 'rotationBoundSeconds', 'leadTimeSeconds', 'ageThresholdSeconds',
+      'guaranteedChances', 'expectedRotationSeconds', 'capacityPerOccurrence', 'findings',
+    ]);
+    expect(general).toMatchObject({ policy: 'worked-example', windowPeriodSeconds: 345600, rotationBoundSeconds: 4620, ageThresholdSeconds: 513780, capacityPerOccurrence: 10, guaranteedChances: 2 });
+    expect(json.nodePools.map((p: { nodePool: string }) => p.nodePool)).toEqual(['api', 'batch', 'general', 'gpu']);
+  });
+
+  it('exits 1 on the weekly fatal example and shows the finding with its fix in the table', async () => {
+    const r = await cli(['explain', '-f', ex('rotationpolicy-weekly-fatal.yaml'), '-f', ex('nodepools.yaml')]);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/^NODEPOOL\s+POLICY\s+PERIOD\(P\)/);
+    expect(r.out).toMatch(/general\s+weekly-only\s+7d\s+1h17m\s+14d1h17m\s+-1h17m/);
+    expect(r.out).toContain('FATAL   NonPositiveAgeThreshold: expireAfter 14d is not longer than the lead time');
+  });
+
+  it('exits 2 on invalid input and names file, document, field, found and allowed; nothing is printed on stdout', async () => {
+    const bad = `${NODEPOOL('a', '336h')}
+apiVersion: noderotation.io/v1alpha1
+kind: RotationPolicy
+metadata: {name: p}
+spec:
+  nodePools: [a]
+  maintenanceWindows: [{timezone: Europe/Berlin, days: [Mon], start: "9:00", end: "10:00"}]
+`;
+    const r = await cli(['explain', '-f', '-'], bad);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toContain('(stdin), document 2 (RotationPolicy/p): spec.maintenanceWindows[0].start: found "9:00"; allowed: a 24-hour time "HH:MM"');
+  });
+
+  it('handles several entries, other zones, midnight crossing, unset tGP, Never and K = 1 in one run', async () => {
+    const input = `${NODEPOOL('x', '336h')}
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: y, labels: {pool: y}}
+spec: {template: {spec: {expireAfter: 504h}}}
+---
+${NODEPOOL('z', 'Never')}
+apiVersion: noderotation.io/v1alpha1
+kind: RotationPolicy
+metadata: {name: multi}
+spec:
+  nodePools: [x, y, z]
+  minRotationChances: 1
+  maintenanceWindows:
+    - {timezone: Asia/Kolkata, days: [Tue, Fri], start: "23:30", end: "01:30"}
+    - {timezone: UTC, days: [Tue], start: "18:00", end: "21:00"}
+`;
+    const r = await cli(['explain', '-o', 'json', '-f', '-'], input);
+    expect(r.code).toBe(0);
+    const [x, y, z] = JSON.parse(r.out).nodePools;
+    // Kolkata Tue 23:30 = Tue 18:00Z, merged with UTC Tue 18:00–21:00 → Tue 18:00Z–21:00Z; Fri 18:00Z–20:00Z.
+    // Starts Tue 18:00Z and Fri 18:00Z: gaps 3d and 4d → P = 4d.
+    expect(x.windowPeriodSeconds).toBe(4 * 86400);
+    expect(x.ageThresholdSeconds).toBe(336 * 3600 - (4 * 86400 + 4620));
+    expect(x.capacityPerOccurrence).toBe(Math.ceil(7200 / 1500)); // shortest occurrence is Fri's 2h
+    expect(x.findings.map((f: { reason: string }) => f.reason)).toEqual(['SingleRotationChance']);
+    expect(y.rotationBoundSeconds).toBe(900 + 3600 + 120);
+    expect(y.findings.map((f: { reason: string }) => f.reason).sort()).toEqual(['HardCapExceeded', 'SingleRotationChance', 'UnboundedDrain']);
+    expect(z).toMatchObject({ ageThresholdSeconds: null, guaranteedChances: null });
+  });
+
+  it('explains a MaintenancePlan through the same expansion the function uses', async () => {
+    const r = await cli(['explain', '-o', 'json', '-f', ex('maintenanceplan.yaml'), '-f', ex('nodepools.yaml')]);
+    expect(r.code).toBe(0);
+    const byPool = Object.fromEntries(JSON.parse(r.out).nodePools.map((p: { nodePool: string; policy: string }) => [p.nodePool, p.policy]));
+    expect(byPool).toEqual({ api: 'platform-api', batch: 'platform-batch', general: 'platform-general', gpu: null });
+  });
+
+  it('fails loudly when a plan governs no NodePool', async () => {
+    const input = `${NODEPOOL('a', '336h')}
+apiVersion: noderotation.io/v1alpha1
+kind: MaintenancePlan
+metadata: {name: empty}
+spec:
+  nodePoolSelector: {matchLabels: {pool: nothing}}
+  defaults: {maintenanceWindows: [{timezone: UTC, days: [Sat], start: "02:00", end: "06:00"}]}
+`;
+    const r = await cli(['explain', '-f', '-'], input);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('FATAL NoGovernedNodePools: MaintenancePlan empty governs none of the 1 NodePools given');
+  });
+
+  it('counts NodeClaims for N and reports ShortLead per claim', async () => {
+    const claims = [1, 2].map((i) => `
+apiVersion: karpenter.sh/v1
+kind: NodeClaim
+metadata: {name: c${i}, labels: {karpenter.sh/nodepool: general}}
+spec: {expireAfter: ${i === 1 ? '100h' : '336h'}, terminationGracePeriod: 1h}
+---`).join('');
+    const r = await cli(['explain', '-o', 'json', '-f', ex('rotationpolicy-worked-example.yaml'), '-f', ex('nodepools.yaml'), '-f', '-'], claims);
+    const general = JSON.parse(r.out).nodePools.find((p: { nodePool: string }) => p.nodePool === 'general');
+    expect(general.findings.map((f: { reason: string; message: string }) => `${f.reason}:${f.message.split(' ')[1]}`)).toEqual(['ShortLead:c1']);
+  });
+});
+
+describe('noderotation validate and usage', () => {
+  it('validate prints one line per finding and a count, with explain\'s exit status', async () => {
+    const r = await cli(['validate', '-f', ex('rotationpolicy-weekly-fatal.yaml'), '-f', ex('nodepools.yaml')]);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/^FATAL general NonPositiveAgeThreshold: /m);
+    expect(r.out).toMatch(/4 NodePools checked: 1 fatal, 0 warnings/);
+  });
+
+  it('rejects unknown commands, flags and output formats with exit 2', async () => {
+    expect((await cli(['frobnicate'])).code).toBe(2);
+    expect((await cli(['explain', '--bogus'])).code).toBe(2);
+    expect((await cli(['explain', '-o', 'xml', '-f', ex('nodepools.yaml')])).code).toBe(2);
+    expect((await cli(['explain'])).err).toContain('no input');
+  });
+});

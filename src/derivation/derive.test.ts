@@ -1,0 +1,172 @@
+import { describe, expect, it } from 'vitest';
+import type { RotationPolicySpec } from '../generated/api-types.js';
+import type { NodeClaim, NodePool } from '../karpenter/types.js';
+import { windowFigures } from '../schedule/windows.js';
+import { derive } from './derive.js';
+import { policyParams } from './params.js';
+import { shortLeadFindings } from './short-lead.js';
+
+const NOW = Date.parse('2027-01-04T00:00:00Z');
+const H = 3600;
+const D = 86400;
+const WED_SAT = [{ timezone: 'Asia/Tokyo', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' }];
+
+function pool(spec: Partial<NodePool['spec']['template']['spec']> = {}, extra: Partial<NodePool> = {}): NodePool {
+  return {
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodePool',
+    metadata: { name: 'general' },
+    spec: { template: { spec: { expireAfter: '336h', terminationGracePeriod: '1h', ...spec } }, ...(extra.spec ?? {}) },
+    ...(extra.status ? { status: extra.status } : {}),
+  } as NodePool;
+}
+
+function run(spec: Partial<RotationPolicySpec> = {}, np: NodePool = pool(), nodeCount: number | null = null, claims: NodeClaim[] = []) {
+  const full = { nodePools: ['general'], maintenanceWindows: WED_SAT, ...spec } as RotationPolicySpec;
+  const params = policyParams(full);
+  let windows;
+  try {
+    windows = windowFigures(params.windows, NOW);
+  } catch {
+    windows = windowFigures([], NOW); // an unknown zone: derive() must report it without the figures
+  }
+  return derive({ params, pool: np, windows, nodeCount, nodeClaims: claims });
+}
+
+const reasons = (d: ReturnType<typeof run>): string[] => d.findings.map((f) => `${f.severity}:${f.reason}`);
+
+describe('the §3.2 worked example', () => {
+  it('gives P = 4d, t_rot = 1h17m, A = 513780 s, G = 2, t_rot_est = 15m, C = 10 and no finding', () => {
+    const d = run();
+    expect(d.figures).toEqual({
+      windowPeriodSeconds: 4 * D,
+      rotationBoundSeconds: H + 17 * 60,
+      leadTimeSeconds: 8 * D + H + 17 * 60,
+      ageThresholdSeconds: 513780,
+      guaranteedChances: 2,
+      expectedRotationSeconds: 15 * 60,
+      capacityPerOccurrence: 10,
+    });
+    expect(d.findings).toEqual([]);
+  });
+
+  it('keeps C = 10 with the stock 24h terminationGracePeriod while t_rot grows to 24h17m (calibration note)', () => {
+    const d = run({}, pool({ terminationGracePeriod: '24h' }));
+    expect(d.figures.rotationBoundSeconds).toBe(24 * H + 17 * 60);
+    expect(d.figures.capacityPerOccurrence).toBe(10);
+  });
+
+  it('is fatal for a weekly-only window: P = 7d, A = −1h17m', () => {
+    const d = run({ maintenanceWindows: [{ timezone: 'Asia/Tokyo', days: ['Sat'], start: '02:00', end: '06:00' }] });
+    expect(d.figures.windowPeriodSeconds).toBe(7 * D);
+    expect(d.figures.ageThresholdSeconds).toBe(-(H + 17 * 60));
+    expect(d.figures.guaranteedChances).toBeNull();
+    expect(reasons(d)).toEqual(['fatal:NonPositiveAgeThreshold']);
+  });
+});
+
+// One case per row of the layer-1 and layer-2 tables; each says why it is expected.
+const cases: { reason: string; spec?: Partial<RotationPolicySpec>; pool?: NodePool; n?: number | null; expect: string[] }[] = [
+  { reason: 'no occurrences: P = 0 is fatal', spec: { maintenanceWindows: [] as never }, expect: ['fatal:NoWindows'] },
+  { reason: 'K < 1 is invalid configuration', spec: { minRotationChances: 0 }, expect: ['fatal:InvalidMinRotationChances'] },
+  { reason: 'K = 1 leaves no retry', spec: { minRotationChances: 1 }, expect: ['warning:SingleRotationChance'] },
+  { reason: 'E ≤ K·P + t_rot makes A ≤ 0', pool: pool({ expireAfter: '192h' }), expect: ['fatal:NonPositiveAgeThreshold'] },
+  {
+    reason: '0 < A < P is extremely aggressive (E = 8d + 1h17m + 1d → A = 1d < P = 4d)',
+    pool: pool({ expireAfter: `${8 * 24 + 24 + 1}h17m` }),
+    expect: ['warning:AggressiveAgeThreshold'],
+  },
+  { reason: 'an explicit ageThreshold leaving G < 1 is rejected', spec: { ageThreshold: '300h' }, expect: ['fatal:OverrideRejected'] },
+  { reason: 'an explicit ageThreshold leaving 1 ≤ G < K is weakened', spec: { ageThreshold: '200h' }, expect: ['warning:WeakenedChances'] },
+  { reason: 'E + tGP > 21d breaks the Auto Mode cap', pool: pool({ expireAfter: '504h' }), expect: ['warning:HardCapExceeded'] },
+  { reason: 'unset tGP leaves the drain unbounded', pool: pool({ terminationGracePeriod: undefined }), expect: ['warning:UnboundedDrain'] },
+  { reason: 'retryBackoff < readyTimeout retries faster than an attempt', spec: { surge: { retryBackoff: '10m' } }, expect: ['warning:RetryFasterThanAttempt'] },
+  {
+    reason: 'spec.limits with no room for one more node',
+    pool: { ...pool(), spec: { ...pool().spec, limits: { nodes: 3 } }, status: { nodes: 3 } },
+    expect: ['warning:NoSurgeHeadroom'],
+  },
+  {
+    reason: 'removing the zone from the required keys may strand zonal volumes',
+    spec: { surge: { matchNodeRequirements: { required: ['kubernetes.io/arch'] } } },
+    expect: ['warning:ZoneRequirementRemoved'],
+  },
+  { reason: 'drainEstimate above tGP is clamped', spec: { surge: { drainEstimate: '2h' } }, expect: ['warning:DrainEstimateAboveTGP'] },
+  {
+    reason: 'provisioningEstimate above readyTimeout is clamped',
+    spec: { surge: { provisioningEstimate: '20m' } },
+    expect: ['warning:ProvisioningEstimateAboveReadyTimeout'],
+  },
+  { reason: 'an unknown zone is fatal', spec: { maintenanceWindows: [{ ...WED_SAT[0], timezone: 'Mars/Olympus' }] as never }, expect: ['fatal:InvalidTimezone'] },
+  {
+    reason: 'arrival above capacity: C·A/P = 10 × 5.9d / 4d ≈ 14 < 15 nodes, while a batch of 15 still fits K·C = 20',
+    n: 15,
+    expect: ['warning:ThroughputShortfall'],
+  },
+  { reason: 'a synchronized batch larger than K·C = 20', n: 21, expect: ['warning:ThroughputShortfall', 'warning:ThroughputBurstShortfall'] },
+  {
+    reason: 'rotation + cooldown (25m) longer than the shortest gap (10m between daily windows)',
+    spec: { maintenanceWindows: [{ timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start: '00:00', end: '23:50' }] as never },
+    expect: ['warning:RotationSpansNextWindow'],
+  },
+];
+
+describe('layer 1 and layer 2 findings', () => {
+  it.each(cases)('$reason', ({ spec, pool: np, n, expect: expected }) => {
+    expect(reasons(run(spec, np, n ?? null))).toEqual(expected);
+  });
+
+  it('names the field and the fix in every message', () => {
+    const d = run({ minRotationChances: 1, surge: { retryBackoff: '10m' } }, pool({ terminationGracePeriod: undefined }));
+    for (const f of d.findings) {
+      expect(f.field).not.toBe('');
+      expect(f.message).toMatch(/\. (Set|Raise|Lower|Add|Use|Widen|Merge|Replace|Make)\b/);
+    }
+  });
+
+  it('computes G = floor((E − A − t_rot) / P) for an explicit override', () => {
+    const d = run({ ageThreshold: '200h' });
+    expect(d.figures.ageThresholdSeconds).toBe(200 * H);
+    expect(d.figures.guaranteedChances).toBe(Math.floor((336 * H - 200 * H - 4620) / (4 * D)));
+  });
+
+  it('derives nothing that needs a deadline for expireAfter: Never', () => {
+    const d = run({}, pool({ expireAfter: 'Never' }));
+    expect(d.figures.ageThresholdSeconds).toBeNull();
+    expect(d.figures.guaranteedChances).toBeNull();
+    expect(d.figures.leadTimeSeconds).toBe(8 * D + 4620);
+    expect(d.findings).toEqual([]);
+  });
+
+  it('uses the 1h fallback for an unset tGP in t_rot and the 10m cap in drainEstimate', () => {
+    const d = run({}, pool({ terminationGracePeriod: undefined }));
+    expect(d.figures.rotationBoundSeconds).toBe(15 * 60 + H + 120);
+    expect(d.figures.expectedRotationSeconds).toBe(5 * 60 + 10 * 60);
+  });
+
+  it('uses the worst real-calendar P in a DST zone, so A is an hour shorter than the wall-clock figure', () => {
+    const d = run({ maintenanceWindows: [{ timezone: 'America/New_York', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' }] as never });
+    expect(d.figures.windowPeriodSeconds).toBe(4 * D + H);
+    expect(d.figures.ageThresholdSeconds).toBe(336 * H - (2 * (4 * D + H) + 4620));
+  });
+});
+
+describe('layer 3: ShortLead per NodeClaim', () => {
+  const claim = (name: string, expireAfter: string, deleting = false): NodeClaim => ({
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodeClaim',
+    metadata: { name, labels: { 'karpenter.sh/nodepool': 'general' }, ...(deleting ? { deletionTimestamp: '2027-01-01T00:00:00Z' } : {}) },
+    spec: { expireAfter, terminationGracePeriod: '1h' },
+  });
+
+  it('flags claims whose own expireAfter is not longer than K·P + t_rot, and skips Never and deleting claims', () => {
+    const findings = shortLeadFindings({
+      claims: [claim('b-short', '192h'), claim('a-ok', '336h'), claim('c-never', 'Never'), claim('d-leaving', '1h', true), claim('e-edge', `${8 * 24 + 1}h17m`)],
+      minRotationChances: 2,
+      periodSeconds: 4 * D,
+      readyTimeout: 900,
+    });
+    expect(findings.map((f) => f.field)).toEqual(['NodeClaim b-short spec.expireAfter', 'NodeClaim e-edge spec.expireAfter']);
+    expect(findings.every((f) => f.reason === 'ShortLead' && f.severity === 'warning')).toBe(true);
+  });
+});

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import type { MaintenancePlan } from '../generated/api-types.js';
+import type { NodePool } from '../karpenter/types.js';
+import { expandPlan, policyName, shortenName } from './expand.js';
+
+const pool = (name: string, labels: Record<string, string> = {}): NodePool =>
+  ({ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name, labels }, spec: { template: { spec: {} } } }) as NodePool;
+
+const TOKYO = [{ timezone: 'Asia/Tokyo', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' }];
+const BERLIN = [{ timezone: 'Europe/Berlin', days: ['Sun'], start: '01:00', end: '05:00' }];
+
+const plan = (spec: MaintenancePlan['spec']): MaintenancePlan => ({
+  apiVersion: 'noderotation.io/v1alpha1',
+  kind: 'MaintenancePlan',
+  metadata: { name: 'platform' },
+  spec,
+});
+
+const pools = [pool('web', { tier: 'web' }), pool('batch', { tier: 'batch' }), pool('gpu', { tier: 'gpu' }), pool('db', { tier: 'db' })];
+
+describe('MaintenancePlan expansion', () => {
+  const p = plan({
+    nodePoolSelector: { matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['db'] }] },
+    defaults: { maintenanceWindows: TOKYO as never, surge: { readyTimeout: '20m', cooldownAfter: '5m' } },
+    rules: [
+      { name: 'no-gpu', nodePoolSelector: { matchLabels: { tier: 'gpu' } }, exclude: true },
+      { name: 'batch', nodePools: ['batch'], overrides: { maintenanceWindows: BERLIN as never, surge: { cooldownAfter: '0s' } } },
+      { name: 'never-reached', nodePools: ['batch'], overrides: { minRotationChances: 5 } },
+    ],
+  });
+  const out = expandPlan(p, pools);
+
+  it('governs the selected NodePools in name order, one policy each, and skips excluded ones', () => {
+    expect(out.policies.map((e) => [e.nodePool, e.rule, e.policy.metadata.name])).toEqual([
+      ['batch', 'batch', 'platform-batch'],
+      ['web', null, 'platform-web'],
+    ]);
+    expect(out.excluded).toEqual([{ nodePool: 'gpu', rule: 'no-gpu' }]);
+    expect(out.errors).toEqual([]);
+  });
+
+  it('deep-merges overrides: objects field by field, lists replace, first matching rule only', () => {
+    const batch = out.policies[0]?.policy.spec;
+    expect(batch?.maintenanceWindows).toEqual(BERLIN);
+    expect(batch?.surge?.readyTimeout).toBe('20m'); // from defaults
+    expect(batch?.surge?.cooldownAfter).toBe('0s'); // from the rule
+    expect(batch?.minRotationChances).toBe(2); // the later rule never applies; schema default
+  });
+
+  it('emits fully resolved specs targeting exactly one NodePool by name, labelled with the plan', () => {
+    const web = out.policies[1]?.policy;
+    expect(web?.spec.nodePools).toEqual(['web']);
+    expect(web?.spec.nodePoolSelector).toBeUndefined();
+    expect(web?.metadata.labels).toEqual({ 'noderotation.io/plan': 'platform' });
+    expect(web?.spec.surge).toMatchObject({ maxUnavailable: 1, retryBackoff: '30m', forcefulFallback: { enabled: false } });
+    expect(web?.spec.surge?.matchNodeRequirements?.required).toEqual(['topology.kubernetes.io/zone', 'kubernetes.io/arch', 'karpenter.sh/capacity-type']);
+    expect(web?.spec.ageThreshold).toBe('auto');
+  });
+
+  it('is deterministic: same input, byte-identical output whatever the NodePool order', () => {
+    expect(JSON.stringify(expandPlan(p, [...pools].reverse()))).toBe(JSON.stringify(out));
+  });
+
+  it('an override of null returns a field to its default', () => {
+    const q = plan({ defaults: { maintenanceWindows: TOKYO as never, minRotationChances: 4 }, rules: [{ name: 'r', nodePools: ['web'], overrides: { minRotationChances: null as never } }] });
+    expect(expandPlan(q, [pool('web')]).policies[0]?.policy.spec.minRotationChances).toBe(2);
+  });
+
+  it('reports an invalid merge against the plan field that caused it, per NodePool', () => {
+    const q = plan({ defaults: {}, rules: [{ name: 'r', nodePools: ['web'], overrides: { maintenanceWindows: TOKYO as never } }] });
+    const e = expandPlan(q, [pool('web'), pool('batch')]);
+    expect(e.policies.map((x) => x.nodePool)).toEqual(['web']);
+    expect(e.errors).toEqual([{ nodePool: 'batch', path: 'spec.defaults.maintenanceWindows', found: 'nothing', allowed: 'this field is required' }]);
+    const bad = plan({ defaults: { maintenanceWindows: TOKYO as never }, rules: [{ name: 'r', nodePools: ['web'], overrides: { surge: { readyTimeout: '0s' } } }] });
+    expect(expandPlan(bad, [pool('web')]).errors[0]).toMatchObject({ nodePool: 'web', path: 'spec.rules[0].overrides.surge.readyTimeout', found: '"0s"' });
+  });
+});
+
+describe('generated names', () => {
+  it('are <plan>-<nodepool> and only hashed when longer than a DNS subdomain allows', () => {
+    expect(policyName('platform', 'web')).toBe('platform-web');
+    const long = policyName('p'.repeat(200), 'n'.repeat(100));
+    expect(long).toHaveLength(253);
+    expect(long).toMatch(/^p{200}-n+-[0-9a-f]{10}$/);
+    expect(policyName('p'.repeat(200), 'n'.repeat(100))).toBe(long);
+    expect(policyName('p'.repeat(200), 'n'.repeat(101))).not.toBe(long);
+    expect(shortenName('a'.repeat(70), 63)).toHaveLength(63);
+  });
+});
