@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RotationPolicy, RotationPolicySpec } from '../generated/api-types.js';
+import type { LabelSelector, RotationPolicy, RotationPolicySpec } from '../generated/api-types.js';
 import type { NodePool } from '../karpenter/types.js';
 import { governingPolicy } from './resolve.js';
 import { matches, specificity } from './selector.js';
@@ -67,7 +67,7 @@ describe('label selectors', () => {
     { reason: 'Exists', sel: { matchExpressions: [{ key: 'team', operator: 'Exists' as const }] }, want: true },
     { reason: 'DoesNotExist', sel: { matchExpressions: [{ key: 'team', operator: 'DoesNotExist' as const }] }, want: false },
   ])('$reason', ({ sel, want }) => {
-    expect(matches(sel, labels)).toBe(want);
+    expect(matches(sel as LabelSelector, labels)).toBe(want);
   });
 
   it('counts constraints for specificity', () => {

@@ -111,7 +111,8 @@ function sweepMember(windows: MaintenanceWindow[], offsets: Map<string, number>,
 describe('property: union and P equal a brute-force sweep', () => {
   it('holds for random window sets across fixed-offset zones', () => {
     fc.assert(
-      fc.property(fc.array(windowArb, { minLength: 1, maxLength: 4 }), fc.integer({ min: 0, max: 6 * 24 * 60 }), (windows, nowMinute) => {
+      fc.property(fc.array(windowArb, { minLength: 1, maxLength: 4 }), fc.integer({ min: 0, max: 6 * 24 * 60 }), (arb, nowMinute) => {
+        const windows = arb as MaintenanceWindow[];
         const now = NOW + nowMinute * 60_000;
         const offsets = new Map(windows.map((x) => [x.timezone, offsetMinutes(x.timezone, now)]));
         // Sweep three weeks and read the middle one, so occurrences that wrap the week are whole.
