@@ -67,7 +67,8 @@ export interface Derivation {
   terms: PoolTerms & { tgpEffective: number; provisioningEstimate: number; drainEstimate: number };
 }
 
-const NULL_FIGURES: Figures = {
+/** Every figure unknown: a NodePool nobody governs, or one whose policy cannot be evaluated. */
+export const NULL_FIGURES: Figures = {
   windowPeriodSeconds: null,
   rotationBoundSeconds: null,
   leadTimeSeconds: null,

@@ -3,7 +3,7 @@
 import type { Inputs } from '../api/documents.js';
 import type { MaintenanceWindow, RotationPolicy } from '../generated/api-types.js';
 import { nodePoolOf, type NodeClaim, type NodePool } from '../karpenter/types.js';
-import { derive, type Figures } from '../derivation/derive.js';
+import { derive, NULL_FIGURES, type Figures } from '../derivation/derive.js';
 import { finding, type Finding } from '../derivation/findings.js';
 import { policyParams } from '../derivation/params.js';
 import { shortLeadFindings } from '../derivation/short-lead.js';
@@ -80,15 +80,6 @@ export function analysePool(
   return { figures: d.figures, findings };
 }
 
-const NULL_FIGURES: Figures = {
-  windowPeriodSeconds: null,
-  rotationBoundSeconds: null,
-  leadTimeSeconds: null,
-  ageThresholdSeconds: null,
-  guaranteedChances: null,
-  expectedRotationSeconds: null,
-  capacityPerOccurrence: null,
-};
 
 export function explain(inputs: Pick<Inputs, 'policies' | 'plans' | 'nodePools' | 'nodeClaims'>, now: number): ExplainResult {
   const result: ExplainResult = { report: { nodePools: [] }, planErrors: [], planFindings: [] };
