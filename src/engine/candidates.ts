@@ -1,0 +1,76 @@
+// Candidate selection (design §3.2): which NodeClaims may start a rotation now, in which order.
+import type { NodeClaim } from '../karpenter/types.js';
+import { isReady } from '../kube/types.js';
+import { parseDuration, parseExpireAfter } from '../util/duration.js';
+import { rotationBound } from '../derivation/derive.js';
+import type { PolicyParams } from '../derivation/params.js';
+import { A, parseTime, STATE } from './annotations.js';
+import type { ClusterIndex } from './cluster-index.js';
+
+/** creationTimestamp + spec.expireAfter, or null for Never (no deadline). */
+export function deadlineOf(claim: NodeClaim): number | null {
+  const E = parseExpireAfter(claim.spec.expireAfter ?? 'Never');
+  const created = parseTime(claim.metadata.creationTimestamp);
+  return E === null || created === null ? null : created + E * 1000;
+}
+
+/** t_rot for this claim: its own terminationGracePeriod (1h fallback when unset). */
+export function claimRotationBound(claim: NodeClaim, readyTimeout: number): number {
+  const tgp = claim.spec.terminationGracePeriod === undefined ? null : parseDuration(claim.spec.terminationGracePeriod);
+  return rotationBound(readyTimeout, tgp);
+}
+
+/** The instant the claim becomes a candidate by age: deadline − leadTime (auto), or creation + A (explicit). */
+export function eligibleFrom(claim: NodeClaim, p: PolicyParams, periodSeconds: number): number | null {
+  const deadline = deadlineOf(claim);
+  if (deadline === null) return null;
+  if (p.ageThresholdOverride !== null) return (parseTime(claim.metadata.creationTimestamp) as number) + p.ageThresholdOverride * 1000;
+  return deadline - (p.minRotationChances * periodSeconds + claimRotationBound(claim, p.readyTimeout)) * 1000;
+}
+
+/** retryBackoff · 2^(retry-count − 1), capped at 8× (§5.2). */
+export function backoffSeconds(retryCount: number, retryBackoff: number): number {
+  return retryBackoff * Math.min(2 ** Math.max(retryCount - 1, 0), 8);
+}
+
+export function retryCount(claim: NodeClaim): number {
+  const n = Number(claim.metadata.annotations?.[A.retryCount] ?? '0');
+  return Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
+}
+
+/** When a failed claim may be retried. */
+export function retryAt(claim: NodeClaim, p: PolicyParams): number | null {
+  const failedAt = parseTime(claim.metadata.annotations?.[A.failedAt]);
+  return failedAt === null ? null : failedAt + backoffSeconds(retryCount(claim), p.retryBackoff) * 1000;
+}
+
+/** Pepr-style predicate: null when the claim is a candidate, else why not. */
+export function notCandidateBecause(claim: NodeClaim, p: PolicyParams, periodSeconds: number, now: number, idx: ClusterIndex): string | null {
+  const from = eligibleFrom(claim, p, periodSeconds);
+  if (from === null) return 'expireAfter is Never: no deadline to beat';
+  if (now <= from) return 'not old enough yet';
+  if (!isReady(claim)) return 'not Ready (left to node repair and the expireAfter backstop)';
+  if (claim.metadata.deletionTimestamp) return 'already being deleted';
+  const state = claim.metadata.annotations?.[A.state];
+  if (state === STATE.pending || state === STATE.draining) return `already ${state}`;
+  if (state === STATE.expired) return 'expired (terminal)';
+  if (state === STATE.failed) {
+    const at = retryAt(claim, p);
+    if (at !== null && now < at) return 'failed; waiting out its retry backoff';
+  }
+  const node = idx.nodeOfClaim(claim);
+  const ann = node?.metadata.annotations ?? {};
+  if (ann[A.doNotDisrupt] === 'true' && ann[A.doNotDisruptOwned] !== 'true') return 'the operator set karpenter.sh/do-not-disrupt on its Node';
+  return null;
+}
+
+/** Earliest deadline first; ties by oldest creationTimestamp, then name (§3.2). */
+export function byDeadline(a: NodeClaim, b: NodeClaim): number {
+  const da = deadlineOf(a) ?? Infinity;
+  const db = deadlineOf(b) ?? Infinity;
+  if (da !== db) return da - db;
+  const ca = parseTime(a.metadata.creationTimestamp) ?? 0;
+  const cb = parseTime(b.metadata.creationTimestamp) ?? 0;
+  if (ca !== cb) return ca - cb;
+  return a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0;
+}

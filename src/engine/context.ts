@@ -1,0 +1,25 @@
+// Everything one NodePool's decision needs, computed once per pass.
+import type { RotationPolicy } from '../generated/api-types.js';
+import type { NodePool } from '../karpenter/types.js';
+import type { Derivation } from '../derivation/derive.js';
+import type { PolicyParams } from '../derivation/params.js';
+import type { WindowFigures } from '../schedule/windows.js';
+import type { ClusterIndex } from './cluster-index.js';
+import type { Snapshot } from './types.js';
+
+export interface PoolContext {
+  now: number;
+  snapshot: Snapshot;
+  idx: ClusterIndex;
+  pool: NodePool;
+  /** The governing policy; null when none or a conflict. */
+  policy: RotationPolicy | null;
+  params: PolicyParams | null;
+  windows: WindowFigures | null;
+  derivation: Derivation | null;
+  windowOpen: boolean;
+  /** Epoch ms until which a freeze (annotation or scheduled) holds; null when not frozen. */
+  frozenUntil: number | null;
+  /** Upcoming instants at which the answer may change without any event (for requeueAt). */
+  wakeups: number[];
+}

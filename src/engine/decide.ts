@@ -1,0 +1,175 @@
+// decide(snapshot, now) → actions with reasons. Per NodePool: drive the rotation in flight, or start one.
+// Within one call the engine applies its own actions in memory and decides again until nothing changes,
+// so one decision carries a transition through to the next wait (and deciding again after applying the
+// actions yields nothing new).
+import { createHash } from 'node:crypto';
+import type { RotationPolicy } from '../generated/api-types.js';
+import { nodePoolOf, NODEPOOL_LABEL, type NodePool } from '../karpenter/types.js';
+import { derive } from '../derivation/derive.js';
+import { policyParams, type PolicyParams } from '../derivation/params.js';
+import { shortLeadClaims } from '../derivation/short-lead.js';
+import { governingPolicy } from '../policy/resolve.js';
+import { inWindow, nextOpening, windowFigures, type WindowFigures } from '../schedule/windows.js';
+import { isValidTimezone } from '../schedule/zone.js';
+import { A, parseTime } from './annotations.js';
+import { eligibleFrom, retryAt, retryCount } from './candidates.js';
+import { indexSnapshot, isPlaceholder } from './cluster-index.js';
+import type { PoolContext } from './context.js';
+import { advance } from './rotation.js';
+import { candidates, start } from './start.js';
+import { apply, changes } from './apply.js';
+import type { Action, Decision, Mode, PoolDecision, PoolReport, Snapshot } from './types.js';
+
+const DAY = 86_400_000;
+
+/** Window figures per (windows, calendar day): they change only with the calendar, so they are memoised. */
+const figuresMemo = new Map<string, WindowFigures>();
+function figuresFor(p: PolicyParams, now: number): WindowFigures | null {
+  if (p.windows.some((w) => !isValidTimezone(w.timezone))) return null;
+  const day = Math.floor(now / DAY) * DAY;
+  const key = `${day}|${JSON.stringify(p.windows)}`;
+  let hit = figuresMemo.get(key);
+  if (!hit) {
+    if (figuresMemo.size > 4096) figuresMemo.clear();
+    hit = windowFigures(p.windows, day);
+    figuresMemo.set(key, hit);
+  }
+  return hit;
+}
+
+const paramsMemo = new WeakMap<RotationPolicy, PolicyParams | null>();
+function paramsOf(policy: RotationPolicy): PolicyParams | null {
+  if (!paramsMemo.has(policy)) {
+    try {
+      paramsMemo.set(policy, policyParams(policy.spec));
+    } catch {
+      paramsMemo.set(policy, null); // unparseable: reported by the controller's validation, never rotated
+    }
+  }
+  return paramsMemo.get(policy) ?? null;
+}
+
+/** Active freeze end: the freeze annotation, or a scheduled freeze of the policy covering now. */
+function frozenUntil(pool: NodePool, policy: RotationPolicy | null, now: number, wakeups: number[]): number | null {
+  let until: number | null = null;
+  const ann = parseTime(pool.metadata.annotations?.[A.freeze]);
+  if (ann !== null && ann > now) until = ann;
+  for (const f of policy?.spec.freezes ?? []) {
+    const s = Date.parse(f.start);
+    const e = Date.parse(f.end);
+    if (s > now) wakeups.push(s);
+    if (s <= now && now < e) until = Math.max(until ?? 0, e);
+  }
+  if (until !== null) wakeups.push(until);
+  return until;
+}
+
+/** Only the objects of one NodePool: its claims, their nodes, nodes labelled with it, pods on those, placeholders. */
+function poolSlice(s: Snapshot, pool: string): Snapshot {
+  const claims = s.nodeClaims.filter((c) => nodePoolOf(c) === pool);
+  const claimNames = new Set(claims.map((c) => c.metadata.name));
+  const nodeNames = new Set(claims.map((c) => c.status?.nodeName).filter((n): n is string => !!n));
+  const providers = new Set(claims.map((c) => c.status?.providerID).filter((n): n is string => !!n));
+  const nodes = s.nodes.filter((n) =>
+    nodeNames.has(n.metadata.name) || (n.spec.providerID && providers.has(n.spec.providerID)) ||
+    n.metadata.labels?.[NODEPOOL_LABEL] === pool || claimNames.has(n.metadata.annotations?.[A.surgeFor] ?? ''));
+  const onNodes = new Set(nodes.map((n) => n.metadata.name));
+  const pods = s.pods.filter((p) => (p.spec.nodeName && onNodes.has(p.spec.nodeName)) || (isPlaceholder(p) && claimNames.has(p.metadata.annotations?.[A.surgeFor] ?? '')));
+  return { ...s, nodePools: s.nodePools.filter((p) => p.metadata.name === pool), nodeClaims: claims, nodes, pods };
+}
+
+function context(s: Snapshot, pool: NodePool, policies: RotationPolicy[], now: number): { c: PoolContext; report: Omit<PoolReport, 'candidates' | 'inProgress' | 'activeRotation' | 'mode' | 'drainStuck' | 'idle'> } {
+  const gov = governingPolicy(pool, policies);
+  const policy = gov.kind === 'governed' ? gov.policy : null;
+  const params = policy ? paramsOf(policy) : null;
+  const windows = params ? figuresFor(params, now) : null;
+  const wakeups: number[] = [];
+  const claims = s.nodeClaims;
+  const derivation = params && windows ? derive({ params, pool, windows, nodeCount: claims.filter((x) => !x.metadata.deletionTimestamp).length, nodeClaims: claims }) : null;
+  const open = params && windows ? inWindow(params.windows, now) : false;
+  if (params && windows) {
+    const next = nextOpening(params.windows, now);
+    if (next) wakeups.push(next.start > now ? next.start : next.end);
+  }
+  const c: PoolContext = {
+    now, snapshot: s, idx: indexSnapshot(s), pool, policy, params, windows, derivation, windowOpen: open,
+    frozenUntil: frozenUntil(pool, policy, now, wakeups), wakeups,
+  };
+  const shortLead = params && windows && !windows.empty
+    ? shortLeadClaims({ claims, minRotationChances: params.minRotationChances, periodSeconds: windows.periodSeconds, readyTimeout: params.readyTimeout }).map((x) => x.claim.metadata.name)
+    : [];
+  return {
+    c,
+    report: {
+      nodePool: pool.metadata.name,
+      policy: policy?.metadata.name ?? null,
+      governance: gov.kind,
+      conflictingPolicies: gov.kind === 'conflict' ? gov.policies : [],
+      windowOpen: open,
+      frozenUntil: c.frozenUntil,
+      shortLead,
+      retryCountMax: Math.max(0, ...claims.map(retryCount)),
+      figures: derivation?.figures ?? null,
+      findings: derivation?.findings ?? [],
+    },
+  };
+}
+
+interface Step {
+  actions: Action[];
+  report: PoolReport;
+  wakeups: number[];
+}
+
+function step(s: Snapshot, poolName: string, policies: RotationPolicy[], now: number): Step {
+  const pool = s.nodePools.find((p) => p.metadata.name === poolName) as NodePool;
+  const { c, report } = context(s, pool, policies, now);
+  const eligible = candidates(c);
+  if (c.params && c.windows) {
+    for (const claim of c.idx.claimsOf(poolName)) {
+      const from = eligibleFrom(claim, c.params, c.windows.periodSeconds);
+      if (from !== null && from >= now) c.wakeups.push(from + 1);
+      const retry = retryAt(claim, c.params);
+      if (retry !== null && retry > now) c.wakeups.push(retry);
+    }
+  }
+  const anchor = pool.metadata.annotations?.[A.activeRotation];
+  const base = { ...report, candidates: eligible.length, inProgress: false, activeRotation: null, mode: null as Mode | null, drainStuck: false, idle: null as string | null };
+  if (anchor) {
+    const progress = advance(c, anchor);
+    const mode: Mode = pool.metadata.annotations?.[A.rotationMode] === 'forceful-fallback' ? 'forceful-fallback' : 'surge';
+    return { actions: progress.actions, wakeups: c.wakeups, report: { ...base, inProgress: true, activeRotation: anchor, mode, drainStuck: progress.drainStuck, idle: progress.waiting } };
+  }
+  const st = start(c, eligible);
+  return { actions: st.actions, wakeups: c.wakeups, report: { ...base, idle: st.idle } };
+}
+
+/** At most this many transitions in one decision (start → pending → …) before the next wait. */
+const MAX_STEPS = 8;
+
+function decidePool(s: Snapshot, poolName: string, policies: RotationPolicy[], now: number): PoolDecision {
+  let state = poolSlice(s, poolName);
+  const actions: Action[] = [];
+  let last: Step | null = null;
+  for (let i = 0; i < MAX_STEPS; i++) {
+    last = step(state, poolName, policies, now);
+    // Keep the writes that change something; events and observations ride along with a real transition.
+    const effective = last.actions.filter((a) => a.type === 'event' || a.type === 'observe' || changes(state, a));
+    if (!effective.some((a) => a.type !== 'event' && a.type !== 'observe')) break;
+    actions.push(...effective);
+    state = apply(state, effective, now);
+  }
+  const future = (last?.wakeups ?? []).filter((t) => t > now);
+  return { nodePool: poolName, actions, report: (last as Step).report, requeueAt: future.length ? Math.min(...future) : null };
+}
+
+/** The decision for every NodePool, in name order. Pure: the snapshot and `now` are all it reads. */
+export function decide(snapshot: Snapshot, now: number): Decision {
+  const pools = [...snapshot.nodePools].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)).map((p) => decidePool(snapshot, p.metadata.name, snapshot.policies, now));
+  return { pools, actions: pools.flatMap((p) => p.actions) };
+}
+
+/** A stable digest of a decision's actions, for logs and tests. */
+export function digest(actions: readonly Action[]): string {
+  return createHash('sha256').update(JSON.stringify(actions)).digest('hex').slice(0, 12);
+}

@@ -1,0 +1,119 @@
+// Starting a rotation (design §5.2 steps 2–3): the start gates, candidate selection, the forceful-fallback
+// rule and the surge-headroom check. Each gate is a predicate returning why it blocks, or null.
+import type { NodeClaim } from '../karpenter/types.js';
+import { hasFatal } from '../derivation/findings.js';
+import { occurrences } from '../schedule/windows.js';
+import { A, DRAINING, FORCEFUL_FALLBACK, parseTime, rfc3339, STATE } from './annotations.js';
+import { byDeadline, claimRotationBound, deadlineOf, notCandidateBecause } from './candidates.js';
+import type { PoolContext } from './context.js';
+import { headroomShortfall, sizePlaceholder } from './placeholder.js';
+import type { Action } from './types.js';
+
+type Gate = (c: PoolContext) => string | null;
+
+const gates: Gate[] = [
+  (c) => (c.policy === null ? 'not governed by exactly one RotationPolicy' : null),
+  (c) => {
+    const fatal = c.derivation?.findings.filter((f) => f.severity === 'fatal') ?? [];
+    return hasFatal(fatal) ? `the policy cannot work here: ${fatal.map((f) => f.reason).join(', ')}` : null;
+  },
+  (c) => (c.params?.suspend ? 'the policy is suspended' : null),
+  (c) => (c.windowOpen ? null : 'outside the maintenance window'),
+  (c) => (c.frozenUntil !== null ? `frozen until ${rfc3339(c.frozenUntil)}` : null),
+  (c) => {
+    const last = parseTime(c.pool.metadata.annotations?.[A.lastRotationAt]);
+    if (last === null || !c.params) return null;
+    const until = last + c.params.cooldownAfter * 1000;
+    if (c.now >= until) return null;
+    c.wakeups.push(until);
+    return `cooling down after the last rotation until ${rfc3339(until)}`;
+  },
+  (c) => {
+    const last = parseTime(c.pool.metadata.annotations?.[A.lastFailureAt]);
+    if (last === null || !c.params) return null;
+    const until = last + c.params.failurePause * 1000;
+    if (c.now >= until) return null;
+    c.wakeups.push(until);
+    return `pausing after a failed attempt until ${rfc3339(until)}`;
+  },
+];
+
+/** The first gate that blocks a start, or null when a rotation may start now. */
+export function startGate(c: PoolContext): string | null {
+  for (const gate of gates) {
+    const why = gate(c);
+    if (why !== null) return why;
+  }
+  return null;
+}
+
+/** Eligible claims in rotation order; also records when the next claim becomes eligible. */
+export function candidates(c: PoolContext): NodeClaim[] {
+  if (!c.params || !c.windows) return [];
+  const p = c.params;
+  const period = c.windows.periodSeconds;
+  return c.idx.claimsOf(c.pool.metadata.name)
+    .filter((claim) => notCandidateBecause(claim, p, period, c.now, c.idx) === null)
+    .sort(byDeadline);
+}
+
+/**
+ * ADR-0001's intent, stated as a rule: with surge.forcefulFallback enabled, a candidate is rotated surge-less
+ * when a graceful surge would leave it exposed to Karpenter's uncontrolled expiry —
+ *  (a) deadline − now < t_rot: a surge started now cannot finish before the deadline (design §3.6); or
+ *  (b) this is its last window: no later occurrence starts early enough (start + t_rot ≤ deadline) for
+ *      another attempt, so a failed or too-late surge here would leave only the backstop.
+ * A backlog that will not clear in time (a batch larger than K·C) reaches (b) for its surplus: they are
+ * rotated surge-less in their last window instead of expiring at a random hour.
+ */
+export function fallbackReason(c: PoolContext, claim: NodeClaim): string | null {
+  if (!c.params?.forcefulFallback) return null;
+  const deadline = deadlineOf(claim);
+  if (deadline === null) return null; // expireAfter: Never never qualifies
+  const tRot = claimRotationBound(claim, c.params.readyTimeout) * 1000;
+  if (deadline - c.now < tRot) return 'a graceful surge could not finish before its deadline';
+  // The occurrence open now starts at or before now, so only later ones count.
+  const later = occurrences(c.params.windows, c.now, deadline).some((o) => o.start > c.now && o.start + tRot <= deadline);
+  return later ? null : 'this is its last maintenance window before its deadline';
+}
+
+export interface Start {
+  actions: Action[];
+  idle: string | null;
+}
+
+export function start(c: PoolContext, eligible: NodeClaim[]): Start {
+  const blocked = startGate(c);
+  if (blocked !== null) return { actions: [], idle: blocked };
+  const cand = eligible[0];
+  if (!cand || !c.params) return { actions: [], idle: 'no candidate' };
+  const name = cand.metadata.name;
+  const pool = c.pool.metadata.name;
+  const anchor = { type: 'annotate' as const, target: { kind: 'NodePool' as const, name: pool }, onlyIfAbsent: A.activeRotation };
+  const fallback = fallbackReason(c, cand);
+  if (fallback !== null) {
+    const why = `forceful fallback for ${name}: ${fallback}`;
+    return {
+      idle: null,
+      actions: [
+        { ...anchor, set: { [A.activeRotation]: name, [A.rotationMode]: FORCEFUL_FALLBACK, [A.activeRotationState]: DRAINING, [A.drainingAt]: rfc3339(c.now) }, remove: [], reason: why },
+        { type: 'annotate', target: { kind: 'NodeClaim', name }, set: { [A.state]: STATE.draining }, remove: [A.startedAt, A.surgeClaim], reason: why },
+        { type: 'deleteNodeClaim', name, ...(cand.metadata.uid ? { uid: cand.metadata.uid } : {}), reason: `${why}; drained through the voluntary path, PDBs apply` },
+        { type: 'observe', metric: 'forcefulFallback', nodePool: pool, value: 1, reason: why },
+        { type: 'event', target: { kind: 'NodePool', name: pool }, eventType: 'Warning', eventReason: 'ForcefulFallback', message: `${why}; deleting it without a surge, inside the window`, reason: why },
+      ],
+    };
+  }
+  const node = c.idx.nodeOfClaim(cand);
+  const sizing = sizePlaceholder(cand, node ? c.idx.podsOn(node.metadata.name) : [], c.params.wholeNodeReservation);
+  const short = headroomShortfall(c.pool, sizing.requests);
+  if (short.length > 0) return { actions: [], idle: `NoSurgeHeadroom: spec.limits leave no room for the surge (${short.join(', ')})` };
+  const why = `${name} is the earliest-deadline candidate and the window is open`;
+  return {
+    idle: null,
+    actions: [
+      { ...anchor, set: { [A.activeRotation]: name }, remove: [], reason: why },
+      { type: 'event', target: { kind: 'NodePool', name: pool }, eventType: 'Normal', eventReason: 'RotationStarted', message: `rotating ${name}: ${why}`, reason: why },
+    ],
+  };
+}

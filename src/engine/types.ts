@@ -1,0 +1,93 @@
+// What the engine sees (a snapshot of the cluster) and what it decides (actions, each with its reason).
+import type { RotationPolicy } from '../generated/api-types.js';
+import type { NodeClaim, NodePool } from '../karpenter/types.js';
+import type { Node, Pod } from '../kube/types.js';
+import type { Figures } from '../derivation/derive.js';
+import type { Finding } from '../derivation/findings.js';
+
+export interface Snapshot {
+  policies: RotationPolicy[];
+  nodePools: NodePool[];
+  nodeClaims: NodeClaim[];
+  nodes: Node[];
+  /** Pods that matter: those on nodes of governed pools (for sizing and reap guards) and our placeholders. */
+  pods: Pod[];
+  /** Namespace the placeholder Pods live in (the controller's own). */
+  namespace: string;
+}
+
+export type Kind = 'NodePool' | 'NodeClaim' | 'Node' | 'Pod';
+
+export interface Ref {
+  kind: Kind;
+  name: string;
+  namespace?: string;
+}
+
+interface Base {
+  /** Why: one sentence a person reads in logs and events. */
+  reason: string;
+}
+
+export type Action = Base &
+  (
+    | {
+        type: 'annotate';
+        target: Ref;
+        set: Record<string, string>;
+        remove: string[];
+        /** Write only if this annotation is absent (the conflict-checked anchor write, §5.2). */
+        onlyIfAbsent?: string;
+      }
+    /** spec.unschedulable = true plus our cordoned marker, one update. */
+    | { type: 'cordon'; node: string }
+    /** spec.unschedulable = false and the marker removed; only ever for a node carrying our marker. */
+    | { type: 'uncordon'; node: string }
+    | { type: 'createPod'; pod: Pod }
+    | { type: 'deletePod'; namespace: string; name: string }
+    /** Through the API: Karpenter's termination controller drains it on the voluntary path (PDBs apply). */
+    | { type: 'deleteNodeClaim'; name: string; uid?: string }
+    | { type: 'event'; target: Ref; eventType: 'Normal' | 'Warning'; eventReason: string; message: string }
+    | { type: 'observe'; metric: Observation; nodePool: string; value: number; labels?: Record<string, string> }
+  );
+
+/** Metric samples tied to transitions, emitted once per transition (§4.2). */
+export type Observation = 'completed' | 'forcefulFallback' | 'surgeWaitSeconds' | 'drainSeconds';
+
+export type Mode = 'surge' | 'forceful-fallback';
+
+/** Level-triggered facts about a NodePool (gauges, conditions, deduplicated warnings). */
+export interface PoolReport {
+  nodePool: string;
+  policy: string | null;
+  governance: 'governed' | 'ungoverned' | 'conflict';
+  conflictingPolicies: string[];
+  windowOpen: boolean;
+  /** Epoch ms until which a freeze holds, or null. */
+  frozenUntil: number | null;
+  candidates: number;
+  inProgress: boolean;
+  activeRotation: string | null;
+  mode: Mode | null;
+  shortLead: string[];
+  drainStuck: boolean;
+  retryCountMax: number;
+  figures: Figures | null;
+  findings: Finding[];
+  /** Why no rotation started on this pass, when none did (e.g. "outside the maintenance window"). */
+  idle: string | null;
+}
+
+export interface PoolDecision {
+  nodePool: string;
+  actions: Action[];
+  report: PoolReport;
+  /** The earliest instant (epoch ms) at which deciding again could give a different answer without any event. */
+  requeueAt: number | null;
+}
+
+export interface Decision {
+  pools: PoolDecision[];
+  /** Every action of every pool, pools in name order. */
+  actions: Action[];
+}
