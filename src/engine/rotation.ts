@@ -38,7 +38,8 @@ function release(c: PoolContext, name: string, why: string): Action[] {
   const nodes = new Map(c.idx.nodesMarkedFor(name).map((n) => [n.metadata.name, n]));
   const claim = c.idx.claim(name);
   const cand = claim ? c.idx.nodeOfClaim(claim) : undefined;
-  if (cand && cand.metadata.annotations?.[A.surgeFor] === name) nodes.set(cand.metadata.name, cand);
+  // The candidate's own node always: our cordon there may predate (or outlive) its surge-for marker.
+  if (cand) nodes.set(cand.metadata.name, cand);
   for (const n of [...nodes.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))) out.push(...unfreeze(n, why));
   return out;
 }

@@ -1,0 +1,189 @@
+// Properties over random, internally consistent snapshots of one NodePool mid-life: whatever the state,
+// the engine's decision keeps the invariants of design §3–§5 and ADR-0001.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { claim, DAY, HOUR, iso, nodePool, NS, policy, snapshot, workload } from '../../test/unit/fixtures.js';
+import type { NodeClaim } from '../karpenter/types.js';
+import type { Node, Pod } from '../kube/types.js';
+import { inWindow } from '../schedule/windows.js';
+import { A, ANCHOR_SET } from './annotations.js';
+import { apply } from './apply.js';
+import { indexSnapshot } from './cluster-index.js';
+import { decide } from './decide.js';
+import { placeholderName, surgeReady } from './placeholder.js';
+import type { Snapshot } from './types.js';
+
+const BASE = Date.parse('2027-01-04T00:00:00Z');
+const WINDOWS = [{ timezone: 'Asia/Tokyo', days: ['Wed', 'Sat'] as ('Wed' | 'Sat')[], start: '02:00', end: '06:00' }];
+
+const claimArb = fc.record({
+  ageHours: fc.integer({ min: 0, max: 340 }),
+  expireAfter: fc.constantFrom('336h', '300h', '250h', 'Never'),
+  ready: fc.boolean(),
+  operatorDnd: fc.boolean(),
+  operatorCordon: fc.boolean(),
+  failed: fc.option(fc.record({ agoMinutes: fc.integer({ min: 0, max: 600 }), count: fc.integer({ min: 1, max: 5 }) }), { nil: undefined }),
+  deleting: fc.boolean(),
+});
+
+const activeArb = fc.option(
+  fc.record({
+    phase: fc.constantFrom('pending', 'draining', 'gone'),
+    startedMinutesAgo: fc.integer({ min: 0, max: 30 }),
+    placeholder: fc.constantFrom('none', 'pending', 'bound-ready', 'bound-notready', 'preempted'),
+    fallback: fc.boolean(),
+  }),
+  { nil: undefined },
+);
+
+const scenarioArb = fc.record({
+  claims: fc.array(claimArb, { minLength: 1, maxLength: 5 }),
+  active: activeArb,
+  nowMinutes: fc.integer({ min: 0, max: 7 * 24 * 60 }),
+  fallback: fc.boolean(),
+  lastRotationMinutesAgo: fc.option(fc.integer({ min: 0, max: 60 }), { nil: undefined }),
+  freezeMinutes: fc.option(fc.integer({ min: -30, max: 120 }), { nil: undefined }),
+});
+
+type Scenario = typeof scenarioArb extends fc.Arbitrary<infer T> ? T : never;
+
+/** Builds a consistent snapshot: at most one claim in flight, and it is the anchor; markers only for it. */
+function build(sc: Scenario): { s: Snapshot; now: number } {
+  const now = BASE + sc.nowMinutes * 60_000;
+  const parts = sc.claims.map((c, i) => {
+    const annotations: Record<string, string> = {};
+    if (c.failed) Object.assign(annotations, { [A.state]: 'failed', [A.failedAt]: iso(now - c.failed.agoMinutes * 60_000), [A.retryCount]: String(c.failed.count) });
+    const nodeAnnotations: Record<string, string> = c.operatorDnd ? { [A.doNotDisrupt]: 'true' } : {};
+    return claim(`c${i}`, { createdAt: now - c.ageHours * HOUR, expireAfter: c.expireAfter, ready: c.ready, annotations, nodeAnnotations, unschedulable: c.operatorCordon, ...(c.deleting ? { deleting: now - 60_000 } : {}) });
+  });
+  const poolAnn: Record<string, string> = {};
+  if (sc.lastRotationMinutesAgo !== undefined) poolAnn[A.lastRotationAt] = iso(now - sc.lastRotationMinutesAgo * 60_000);
+  if (sc.freezeMinutes !== undefined) poolAnn[A.freeze] = iso(now + sc.freezeMinutes * 60_000);
+  const pods: Pod[] = [];
+  const extraNodes: Node[] = [];
+  const extraClaims: { claim: NodeClaim; node?: Node }[] = [];
+  if (sc.active) {
+    const target = parts[0] as { claim: NodeClaim; node?: Node };
+    const name = target.claim.metadata.name;
+    const startedAt = now - sc.active.startedMinutesAgo * 60_000;
+    poolAnn[A.activeRotation] = name;
+    // Our own markers on the candidate (only where the operator has none).
+    if (target.node) target.node.metadata.annotations = sc.claims[0]?.operatorDnd ? { [A.doNotDisrupt]: 'true', [A.surgeFor]: name } : { [A.doNotDisrupt]: 'true', [A.doNotDisruptOwned]: 'true', [A.surgeFor]: name };
+    if (target.node && !sc.claims[0]?.operatorCordon) {
+      target.node.spec.unschedulable = true;
+      target.node.metadata.annotations = { ...target.node.metadata.annotations, [A.cordoned]: 'true' };
+    }
+    target.claim.metadata.deletionTimestamp = undefined;
+    if (sc.active.phase === 'pending') {
+      target.claim.metadata.annotations = { [A.state]: 'pending', [A.startedAt]: iso(startedAt) };
+      if (sc.active.placeholder !== 'none') {
+        const bound = sc.active.placeholder !== 'pending';
+        if (bound) {
+          const surge = claim('surge', { createdAt: startedAt + 60_000, ready: sc.active.placeholder !== 'bound-notready' });
+          extraClaims.push(surge);
+        }
+        pods.push({
+          metadata: { name: placeholderName(name), namespace: NS, labels: { 'app.kubernetes.io/component': 'surge-placeholder' }, annotations: { [A.surgeFor]: name }, ...(sc.active.placeholder === 'preempted' ? { deletionTimestamp: iso(now) } : {}) },
+          spec: { containers: [], ...(bound ? { nodeName: 'node-surge' } : {}) },
+          status: { phase: bound ? 'Running' : 'Pending' },
+        });
+      }
+    } else {
+      target.claim.metadata.annotations = { [A.state]: 'draining' };
+      target.claim.metadata.deletionTimestamp = iso(now - 60_000);
+      Object.assign(poolAnn, { [A.activeRotationState]: 'draining', [A.drainingAt]: iso(startedAt) }, sc.active.fallback ? { [A.rotationMode]: 'forceful-fallback' } : {});
+    }
+    if (sc.active.phase === 'gone') parts.shift();
+  }
+  for (const p of parts) if (p.node) pods.push(workload(`w-${p.claim.metadata.name}`, p.node.metadata.name, { cpu: '500m' }));
+  const s = snapshot({
+    policies: [policy({ maintenanceWindows: WINDOWS, surge: { forcefulFallback: { enabled: sc.fallback } } })],
+    pool: nodePool(poolAnn),
+    claims: [...parts, ...extraClaims],
+    pods,
+    nodes: extraNodes,
+  });
+  return { s, now };
+}
+
+const ours = (n: Node): boolean => {
+  const a = n.metadata.annotations ?? {};
+  return a[A.surgeFor] !== undefined || a[A.doNotDisruptOwned] === 'true' || a[A.cordoned] === 'true';
+};
+
+describe('engine properties over random snapshots', () => {
+  it('keeps every invariant, and deciding again after applying yields nothing', () => {
+    fc.assert(
+      fc.property(scenarioArb, (sc) => {
+        const { s, now } = build(sc);
+        const d = decide(s, now);
+        const after = apply(s, d.actions, now);
+        const pool = after.nodePools[0]!;
+        const anchor = pool.metadata.annotations?.[A.activeRotation];
+        const before = s.nodePools[0]!.metadata.annotations?.[A.activeRotation];
+
+        // At most one rotation in flight per NodePool, and it is the anchored one.
+        const inFlight = after.nodeClaims.filter((c) => ['pending', 'draining'].includes(c.metadata.annotations?.[A.state] ?? ''));
+        expect(inFlight.length).toBeLessThanOrEqual(1);
+        if (inFlight[0]) expect(inFlight[0].metadata.name).toBe(anchor);
+
+        // No start outside the window.
+        if (!before && anchor) expect(inWindow(WINDOWS, now)).toBe(true);
+
+        // An operator's do-not-disrupt or cordon is never touched.
+        for (const n of s.nodes) {
+          const a = n.metadata.annotations ?? {};
+          const m = after.nodes.find((x) => x.metadata.name === n.metadata.name)!;
+          if (a[A.doNotDisrupt] === 'true' && a[A.doNotDisruptOwned] !== 'true') {
+            expect(m.metadata.annotations?.[A.doNotDisrupt]).toBe('true');
+            expect(m.metadata.annotations?.[A.doNotDisruptOwned]).toBeUndefined();
+          }
+          if (n.spec.unschedulable && a[A.cordoned] !== 'true') {
+            expect(m.spec.unschedulable).toBe(true);
+            expect(m.metadata.annotations?.[A.cordoned]).toBeUndefined();
+          }
+        }
+
+        // No NodeClaim is deleted before its surge is ready, except by the forceful fallback, a reap of the
+        // induced surge claim on rollback, or re-issuing the delete of a claim already draining.
+        const idx = indexSnapshot(s);
+        const fallbackStarted = d.actions.some((a) => a.type === 'event' && a.eventReason === 'ForcefulFallback');
+        for (const a of d.actions) {
+          if (a.type !== 'deleteNodeClaim') continue;
+          const victim = idx.claim(a.name)!;
+          if (victim.metadata.annotations?.[A.state] === 'draining') continue;
+          if (a.name === 'surge') {
+            expect(d.actions.some((x) => x.type === 'event' && x.eventReason === 'RotationFailed')).toBe(true);
+            continue;
+          }
+          if (fallbackStarted) continue;
+          const ready = surgeReady(idx.placeholderFor(a.name), idx.nodeOfClaim(victim)?.metadata.name, 'general', idx);
+          expect('host' in ready).toBe(true);
+        }
+
+        // Every marker of ours is gone once no rotation is anchored.
+        if (!anchor) {
+          expect(after.nodes.filter(ours).map((n) => n.metadata.name)).toEqual([]);
+          expect(after.pods.filter((p) => p.metadata.namespace === NS)).toEqual([]);
+          for (const k of ANCHOR_SET) expect(pool.metadata.annotations?.[k]).toBeUndefined();
+        }
+
+        // Idempotence.
+        expect(decide(after, now).actions).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('is deterministic: the same snapshot and instant give the same actions', () => {
+    fc.assert(
+      fc.property(scenarioArb, (sc) => {
+        const { s, now } = build(sc);
+        expect(JSON.stringify(decide(s, now))).toBe(JSON.stringify(decide(structuredClone(s), now)));
+      }),
+      { numRuns: 50 },
+    );
+  });
+});
+
+export { DAY };
