@@ -59,6 +59,9 @@ export const KINDS: Kind[] = [
   },
 ];
 
+/** Schemas that are not cluster resources (no CRD, no catalog entry) but still get types and validation. */
+export const TYPE_ONLY = [{ file: 'scenario.schema.json', title: 'Scenario' }];
+
 export type SchemaFiles = ReadonlyMap<string, JsonSchema>; // relative path under schemas/ → parsed JSON
 
 function byId(files: SchemaFiles): Map<string, JsonSchema> {
@@ -134,7 +137,7 @@ async function types(files: SchemaFiles): Promise<string> {
     title: 'NoderotationApi',
     type: 'object',
     additionalProperties: false,
-    properties: Object.fromEntries(KINDS.map((k) => [k.kind, { $ref: k.file }])),
+    properties: Object.fromEntries([...KINDS.map((k) => [k.kind, { $ref: k.file }]), ...TYPE_ONLY.map((t) => [t.title, { $ref: t.file }])]),
   };
   const virtualRoot = '/schemas/';
   const resolver = {

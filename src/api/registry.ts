@@ -8,6 +8,7 @@ export const schemaIds = {
   rotationPolicy: `${SCHEMA_BASE}rotationpolicy.schema.json`,
   maintenancePlan: `${SCHEMA_BASE}maintenanceplan.schema.json`,
   policySettings: `${SCHEMA_BASE}definitions/policy-settings.schema.json`,
+  scenario: `${SCHEMA_BASE}scenario.schema.json`,
 } as const;
 
 const byId = new Map<string, JsonSchema>(Object.entries(schemas) as [string, JsonSchema][]);

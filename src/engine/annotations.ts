@@ -44,8 +44,17 @@ export const PLACEHOLDER_COMPONENT = 'surge-placeholder';
 /** RFC 3339 with second precision, the form the reference writes. */
 export const rfc3339 = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 
+const times = new Map<string, number | null>();
+
+/** RFC 3339 → epoch ms (null when absent or malformed); memoised, as the same stamps are read every pass. */
 export function parseTime(value: string | undefined): number | null {
   if (value === undefined || value === '') return null;
-  const t = Date.parse(value);
-  return Number.isNaN(t) ? null : t;
+  let t = times.get(value);
+  if (t === undefined) {
+    const ms = Date.parse(value);
+    t = Number.isNaN(ms) ? null : ms;
+    if (times.size > 100_000) times.clear();
+    times.set(value, t);
+  }
+  return t;
 }

@@ -7,11 +7,20 @@ import type { PolicyParams } from '../derivation/params.js';
 import { A, parseTime, STATE } from './annotations.js';
 import type { ClusterIndex } from './cluster-index.js';
 
+// NodeClaim.spec is immutable and creationTimestamp never changes; the engine never mutates an object, so a
+// claim object's deadline is fixed for its lifetime.
+const deadlines = new WeakMap<NodeClaim, number | null>();
+
 /** creationTimestamp + spec.expireAfter, or null for Never (no deadline). */
 export function deadlineOf(claim: NodeClaim): number | null {
-  const E = parseExpireAfter(claim.spec.expireAfter ?? 'Never');
-  const created = parseTime(claim.metadata.creationTimestamp);
-  return E === null || created === null ? null : created + E * 1000;
+  let d = deadlines.get(claim);
+  if (d === undefined) {
+    const E = parseExpireAfter(claim.spec.expireAfter ?? 'Never');
+    const created = parseTime(claim.metadata.creationTimestamp);
+    d = E === null || created === null ? null : created + E * 1000;
+    deadlines.set(claim, d);
+  }
+  return d;
 }
 
 /** t_rot for this claim: its own terminationGracePeriod (1h fallback when unset). */

@@ -9,7 +9,7 @@ import { derive } from '../derivation/derive.js';
 import { policyParams, type PolicyParams } from '../derivation/params.js';
 import { shortLeadClaims } from '../derivation/short-lead.js';
 import { governingPolicy } from '../policy/resolve.js';
-import { inWindow, nextOpening, windowFigures, type WindowFigures } from '../schedule/windows.js';
+import { occurrences, windowFigures, type WindowFigures } from '../schedule/windows.js';
 import { isValidTimezone } from '../schedule/zone.js';
 import { A, parseTime } from './annotations.js';
 import { eligibleFrom, retryAt, retryCount } from './candidates.js';
@@ -66,6 +66,7 @@ function frozenUntil(pool: NodePool, policy: RotationPolicy | null, now: number,
 
 /** Only the objects of one NodePool: its claims, their nodes, nodes labelled with it, pods on those, placeholders. */
 function poolSlice(s: Snapshot, pool: string): Snapshot {
+  if (s.nodePools.length === 1 && s.nodePools[0]?.metadata.name === pool) return s; // already one pool's world
   const claims = s.nodeClaims.filter((c) => nodePoolOf(c) === pool);
   const claimNames = new Set(claims.map((c) => c.metadata.name));
   const nodeNames = new Set(claims.map((c) => c.status?.nodeName).filter((n): n is string => !!n));
@@ -78,7 +79,13 @@ function poolSlice(s: Snapshot, pool: string): Snapshot {
   return { ...s, nodePools: s.nodePools.filter((p) => p.metadata.name === pool), nodeClaims: claims, nodes, pods };
 }
 
-function context(s: Snapshot, pool: NodePool, policies: RotationPolicy[], now: number): { c: PoolContext; report: Omit<PoolReport, 'candidates' | 'inProgress' | 'activeRotation' | 'mode' | 'drainStuck' | 'idle'> } {
+type Static = Omit<PoolContext, 'snapshot' | 'idx' | 'pool' | 'wakeups'> & { wakeups: number[]; report: Omit<PoolReport, 'candidates' | 'inProgress' | 'activeRotation' | 'mode' | 'drainStuck' | 'idle'> };
+
+/**
+ * What does not change while one decision runs: governance, the policy's numbers, window figures and
+ * membership, the findings, the freeze (the engine never writes it) and the ShortLead census.
+ */
+function staticContext(s: Snapshot, pool: NodePool, policies: RotationPolicy[], now: number): Static {
   const gov = governingPolicy(pool, policies);
   const policy = gov.kind === 'governed' ? gov.policy : null;
   const params = policy ? paramsOf(policy) : null;
@@ -86,27 +93,23 @@ function context(s: Snapshot, pool: NodePool, policies: RotationPolicy[], now: n
   const wakeups: number[] = [];
   const claims = s.nodeClaims;
   const derivation = params && windows ? derive({ params, pool, windows, nodeCount: claims.filter((x) => !x.metadata.deletionTimestamp).length, nodeClaims: claims }) : null;
-  const open = params && windows ? inWindow(params.windows, now) : false;
-  if (params && windows) {
-    const next = nextOpening(params.windows, now);
-    if (next) wakeups.push(next.start > now ? next.start : next.end);
-  }
-  const c: PoolContext = {
-    now, snapshot: s, idx: indexSnapshot(s), pool, policy, params, windows, derivation, windowOpen: open,
-    frozenUntil: frozenUntil(pool, policy, now, wakeups), wakeups,
-  };
+  const calendar = params && windows ? calendarFor(params, now) : null;
+  const open = calendar ? calendar.some((iv) => iv.start <= now && now < iv.end) : false;
+  const next = calendar?.find((iv) => iv.end > now);
+  if (next) wakeups.push(next.start > now ? next.start : next.end);
+  const frozen = frozenUntil(pool, policy, now, wakeups);
   const shortLead = params && windows && !windows.empty
     ? shortLeadClaims({ claims, minRotationChances: params.minRotationChances, periodSeconds: windows.periodSeconds, readyTimeout: params.readyTimeout }).map((x) => x.claim.metadata.name)
     : [];
   return {
-    c,
+    now, policy, params, windows, derivation, windowOpen: open, frozenUntil: frozen, wakeups,
     report: {
       nodePool: pool.metadata.name,
       policy: policy?.metadata.name ?? null,
       governance: gov.kind,
       conflictingPolicies: gov.kind === 'conflict' ? gov.policies : [],
       windowOpen: open,
-      frozenUntil: c.frozenUntil,
+      frozenUntil: frozen,
       shortLead,
       retryCountMax: Math.max(0, ...claims.map(retryCount)),
       figures: derivation?.figures ?? null,
@@ -115,33 +118,50 @@ function context(s: Snapshot, pool: NodePool, policies: RotationPolicy[], now: n
   };
 }
 
+/** Occurrences around now (a day back, two weeks ahead), per windows and calendar day: membership and the next opening. */
+const calendarMemo = new Map<string, { start: number; end: number }[]>();
+function calendarFor(p: PolicyParams, now: number): { start: number; end: number }[] {
+  const day = Math.floor(now / DAY) * DAY;
+  const key = `${day}|${JSON.stringify(p.windows)}`;
+  let hit = calendarMemo.get(key);
+  if (!hit) {
+    if (calendarMemo.size > 4096) calendarMemo.clear();
+    hit = occurrences(p.windows, day - DAY, day + 16 * DAY);
+    calendarMemo.set(key, hit);
+  }
+  return hit;
+}
+
 interface Step {
   actions: Action[];
   report: PoolReport;
   wakeups: number[];
 }
 
-function step(s: Snapshot, poolName: string, policies: RotationPolicy[], now: number): Step {
+function step(s: Snapshot, poolName: string, st: Static): Step {
   const pool = s.nodePools.find((p) => p.metadata.name === poolName) as NodePool;
-  const { c, report } = context(s, pool, policies, now);
+  const { report, ...rest } = st;
+  const c: PoolContext = { ...rest, snapshot: s, idx: indexSnapshot(s), pool, wakeups: [...st.wakeups] };
   const eligible = candidates(c);
-  if (c.params && c.windows) {
-    for (const claim of c.idx.claimsOf(poolName)) {
-      const from = eligibleFrom(claim, c.params, c.windows.periodSeconds);
-      if (from !== null && from >= now) c.wakeups.push(from + 1);
-      const retry = retryAt(claim, c.params);
-      if (retry !== null && retry > now) c.wakeups.push(retry);
-    }
-  }
   const anchor = pool.metadata.annotations?.[A.activeRotation];
-  const base = { ...report, candidates: eligible.length, inProgress: false, activeRotation: null, mode: null as Mode | null, drainStuck: false, idle: null as string | null };
+  const base = { ...report, candidates: eligible.count, inProgress: false, activeRotation: null, mode: null as Mode | null, drainStuck: false, idle: null as string | null };
   if (anchor) {
     const progress = advance(c, anchor);
     const mode: Mode = pool.metadata.annotations?.[A.rotationMode] === 'forceful-fallback' ? 'forceful-fallback' : 'surge';
     return { actions: progress.actions, wakeups: c.wakeups, report: { ...base, inProgress: true, activeRotation: anchor, mode, drainStuck: progress.drainStuck, idle: progress.waiting } };
   }
-  const st = start(c, eligible);
-  return { actions: st.actions, wakeups: c.wakeups, report: { ...base, idle: st.idle } };
+  const started = start(c, eligible);
+  // Only when nothing but the lack of a candidate holds a start does the next claim's eligibility matter;
+  // otherwise the blocking gate has already named its own wake-up (window opening, cooldown end, …).
+  if (started.idle === 'no candidate' && c.params && c.windows) {
+    for (const claim of c.idx.claimsOf(poolName)) {
+      const from = eligibleFrom(claim, c.params, c.windows.periodSeconds);
+      if (from !== null && from >= c.now) c.wakeups.push(from + 1);
+      const retry = retryAt(claim, c.params);
+      if (retry !== null && retry > c.now) c.wakeups.push(retry);
+    }
+  }
+  return { actions: started.actions, wakeups: c.wakeups, report: { ...base, idle: started.idle } };
 }
 
 /** At most this many transitions in one decision (start → pending → …) before the next wait. */
@@ -149,10 +169,11 @@ const MAX_STEPS = 8;
 
 function decidePool(s: Snapshot, poolName: string, policies: RotationPolicy[], now: number): PoolDecision {
   let state = poolSlice(s, poolName);
+  const st = staticContext(state, state.nodePools[0] as NodePool, policies, now);
   const actions: Action[] = [];
   let last: Step | null = null;
   for (let i = 0; i < MAX_STEPS; i++) {
-    last = step(state, poolName, policies, now);
+    last = step(state, poolName, st);
     // Keep the writes that change something; events and observations ride along with a real transition.
     const effective = last.actions.filter((a) => a.type === 'event' || a.type === 'observe' || changes(state, a));
     if (!effective.some((a) => a.type !== 'event' && a.type !== 'observe')) break;

@@ -3,6 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { claim, DAY, HOUR, iso, nodePool, NS, policy, snapshot, workload } from '../../test/unit/fixtures.js';
+import type { MaintenanceWindow } from '../generated/api-types.js';
 import type { NodeClaim } from '../karpenter/types.js';
 import type { Node, Pod } from '../kube/types.js';
 import { inWindow } from '../schedule/windows.js';
@@ -14,7 +15,7 @@ import { placeholderName, surgeReady } from './placeholder.js';
 import type { Snapshot } from './types.js';
 
 const BASE = Date.parse('2027-01-04T00:00:00Z');
-const WINDOWS = [{ timezone: 'Asia/Tokyo', days: ['Wed', 'Sat'] as ('Wed' | 'Sat')[], start: '02:00', end: '06:00' }];
+const WINDOWS: [MaintenanceWindow] = [{ timezone: 'Asia/Tokyo', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' }];
 
 const claimArb = fc.record({
   ageHours: fc.integer({ min: 0, max: 340 }),

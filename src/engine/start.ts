@@ -47,14 +47,25 @@ export function startGate(c: PoolContext): string | null {
   return null;
 }
 
-/** Eligible claims in rotation order; also records when the next claim becomes eligible. */
-export function candidates(c: PoolContext): NodeClaim[] {
-  if (!c.params || !c.windows) return [];
+export interface Candidates {
+  count: number;
+  /** The first in rotation order (earliest deadline, then oldest, then name), if any. */
+  first: NodeClaim | undefined;
+}
+
+/** The eligible claims: how many, and which goes first. Only the head is ever needed, so no full sort. */
+export function candidates(c: PoolContext): Candidates {
+  if (!c.params || !c.windows) return { count: 0, first: undefined };
   const p = c.params;
   const period = c.windows.periodSeconds;
-  return c.idx.claimsOf(c.pool.metadata.name)
-    .filter((claim) => notCandidateBecause(claim, p, period, c.now, c.idx) === null)
-    .sort(byDeadline);
+  let count = 0;
+  let first: NodeClaim | undefined;
+  for (const claim of c.idx.claimsOf(c.pool.metadata.name)) {
+    if (notCandidateBecause(claim, p, period, c.now, c.idx) !== null) continue;
+    count++;
+    if (!first || byDeadline(claim, first) < 0) first = claim;
+  }
+  return { count, first };
 }
 
 /**
@@ -82,10 +93,10 @@ export interface Start {
   idle: string | null;
 }
 
-export function start(c: PoolContext, eligible: NodeClaim[]): Start {
+export function start(c: PoolContext, eligible: Candidates): Start {
   const blocked = startGate(c);
   if (blocked !== null) return { actions: [], idle: blocked };
-  const cand = eligible[0];
+  const cand = eligible.first;
   if (!cand || !c.params) return { actions: [], idle: 'no candidate' };
   const name = cand.metadata.name;
   const pool = c.pool.metadata.name;

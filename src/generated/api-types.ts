@@ -15,6 +15,7 @@ export type Freezes = Freeze[];
 export interface NoderotationApi {
   RotationPolicy?: RotationPolicy;
   MaintenancePlan?: MaintenancePlan;
+  Scenario?: Scenario;
 }
 /**
  * How and when the nodes of the NodePools it governs are rotated before Karpenter's expireAfter fires. Cluster-scoped, noderotation.io/v1alpha1.
@@ -291,4 +292,80 @@ export interface NodePoolSummary {
   guaranteedChances?: number;
   capacityPerOccurrence?: number;
   warnings?: string[];
+}
+/**
+ * A fleet, a NodePool, a policy and Karpenter's behaviour, for `noderotation simulate`: the engine runs against a discrete-event model of Karpenter.
+ */
+export interface Scenario {
+  apiVersion: 'noderotation.io/v1alpha1';
+  kind: 'Scenario';
+  metadata: ObjectMeta;
+  spec: ScenarioSpec;
+}
+export interface ScenarioSpec {
+  start: string;
+  /**
+   * A Go duration string greater than zero, such as "15m" or "1h30m".
+   */
+  duration: string;
+  /**
+   * controller: the engine rotates; baseline: no controller, only Karpenter's expiry.
+   */
+  mode?: 'controller' | 'baseline';
+  nodePool: ScenarioNodePool;
+  policy: PolicySettings;
+  /**
+   * Node groups present at start; a group's nodes share one creation time (a synchronized batch).
+   *
+   * @minItems 1
+   */
+  fleet: [FleetGroup, ...FleetGroup[]];
+  behaviour?: Behaviour;
+}
+export interface ScenarioNodePool {
+  name: string;
+  expireAfter: string;
+  /**
+   * A Go duration string greater than zero, such as "15m" or "1h30m".
+   */
+  terminationGracePeriod?: string;
+  /**
+   * spec.limits, e.g. {nodes: "21"}.
+   */
+  limits?: {
+    [k: string]: string;
+  };
+}
+export interface FleetGroup {
+  count: number;
+  /**
+   * A Go duration string such as "15m", "1h30m" or "336h" (units ns, us, µs, ms, s, m, h; no "d").
+   */
+  age?: string;
+  /**
+   * Overrides the NodePool's for this group (claims keep the value they were created with).
+   */
+  expireAfter?: string;
+}
+export interface Behaviour {
+  /**
+   * A Go duration string such as "15m", "1h30m" or "336h" (units ns, us, µs, ms, s, m, h; no "d").
+   */
+  provisioningTime?: string;
+  /**
+   * A Go duration string such as "15m", "1h30m" or "336h" (units ns, us, µs, ms, s, m, h; no "d").
+   */
+  drainTime?: string;
+  /**
+   * Probability that a surge node never becomes Ready (default 0).
+   */
+  surgeFailureRate?: number;
+  /**
+   * Probability that workload preempts a just-bound placeholder (default 0).
+   */
+  preemptionRate?: number;
+  /**
+   * Seed of the random choices (default 1): the same scenario gives the same result.
+   */
+  seed?: number;
 }

@@ -6,9 +6,15 @@
 import { IANAZone } from 'luxon';
 
 const zones = new Map<string, IANAZone>();
+const validity = new Map<string, boolean>();
 
 export function isValidTimezone(name: string): boolean {
-  return IANAZone.isValidZone(name);
+  let ok = validity.get(name);
+  if (ok === undefined) {
+    ok = IANAZone.isValidZone(name);
+    validity.set(name, ok);
+  }
+  return ok;
 }
 
 function zone(name: string): IANAZone {
@@ -21,9 +27,22 @@ function zone(name: string): IANAZone {
   return z;
 }
 
+// Offsets are looked up through Intl, which is slow; every UTC offset in use today is a multiple of 15
+// minutes, so transitions fall on 15-minute UTC boundaries and one lookup per quarter hour is exact.
+const QUARTER_MS = 900_000;
+const offsets = new Map<string, number>();
+
 /** UTC offset in minutes of `zoneName` at the instant `epochMs`. */
 export function offsetMinutes(zoneName: string, epochMs: number): number {
-  return zone(zoneName).offset(epochMs);
+  const bucket = Math.floor(epochMs / QUARTER_MS);
+  const key = `${zoneName}|${bucket}`;
+  let o = offsets.get(key);
+  if (o === undefined) {
+    if (offsets.size > 200_000) offsets.clear();
+    o = zone(zoneName).offset(bucket * QUARTER_MS);
+    offsets.set(key, o);
+  }
+  return o;
 }
 
 const HOUR_MS = 3_600_000;

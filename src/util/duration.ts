@@ -16,14 +16,21 @@ const PART = /([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)/g;
 
 export class DurationError extends Error {}
 
+const parsed = new Map<string, number>();
+
 /** Parses a Go duration into seconds. Throws DurationError naming the value when it is not one. */
 export function parseDuration(text: string): number {
+  const hit = parsed.get(text);
+  if (hit !== undefined) return hit;
   if (!DURATION.test(text)) {
     throw new DurationError(`"${text}" is not a Go duration (examples: 15m, 1h30m, 336h; units ns, us, ms, s, m, h)`);
   }
   let total = 0;
   for (const [, value, unit] of text.matchAll(PART)) total += Number(value) * (UNIT_SECONDS[unit as string] as number);
-  return Math.round(total * 1000) / 1000;
+  const seconds = Math.round(total * 1000) / 1000;
+  if (parsed.size > 10_000) parsed.clear();
+  parsed.set(text, seconds);
+  return seconds;
 }
 
 export const NEVER = 'Never';
