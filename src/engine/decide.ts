@@ -4,7 +4,8 @@
 // actions yields nothing new).
 import { createHash } from 'node:crypto';
 import type { RotationPolicy } from '../generated/api-types.js';
-import { nodePoolOf, NODEPOOL_LABEL, type NodePool } from '../karpenter/types.js';
+import { nodePoolOf, NODEPOOL_LABEL, type NodeClaim, type NodePool } from '../karpenter/types.js';
+import type { Node, Pod } from '../kube/types.js';
 import { derive } from '../derivation/derive.js';
 import { policyParams, type PolicyParams } from '../derivation/params.js';
 import { shortLeadClaims } from '../derivation/short-lead.js';
@@ -64,19 +65,51 @@ function frozenUntil(pool: NodePool, policy: RotationPolicy | null, now: number,
   return until;
 }
 
-/** Only the objects of one NodePool: its claims, their nodes, nodes labelled with it, pods on those, placeholders. */
-function poolSlice(s: Snapshot, pool: string): Snapshot {
-  if (s.nodePools.length === 1 && s.nodePools[0]?.metadata.name === pool) return s; // already one pool's world
-  const claims = s.nodeClaims.filter((c) => nodePoolOf(c) === pool);
-  const claimNames = new Set(claims.map((c) => c.metadata.name));
-  const nodeNames = new Set(claims.map((c) => c.status?.nodeName).filter((n): n is string => !!n));
-  const providers = new Set(claims.map((c) => c.status?.providerID).filter((n): n is string => !!n));
-  const nodes = s.nodes.filter((n) =>
-    nodeNames.has(n.metadata.name) || (n.spec.providerID && providers.has(n.spec.providerID)) ||
-    n.metadata.labels?.[NODEPOOL_LABEL] === pool || claimNames.has(n.metadata.annotations?.[A.surgeFor] ?? ''));
-  const onNodes = new Set(nodes.map((n) => n.metadata.name));
-  const pods = s.pods.filter((p) => (p.spec.nodeName && onNodes.has(p.spec.nodeName)) || (isPlaceholder(p) && claimNames.has(p.metadata.annotations?.[A.surgeFor] ?? '')));
-  return { ...s, nodePools: s.nodePools.filter((p) => p.metadata.name === pool), nodeClaims: claims, nodes, pods };
+/**
+ * Each NodePool's world: its claims, their nodes, nodes labelled with it or marked for its claims, the pods
+ * on those nodes and its placeholders. Built for all pools in one pass, so a decision stays linear in size.
+ */
+function poolSlices(s: Snapshot): Map<string, Snapshot> {
+  const out = new Map<string, Snapshot>();
+  if (s.nodePools.length === 1) return new Map([[(s.nodePools[0] as NodePool).metadata.name, s]]); // already one pool's world
+  const claimsOf = new Map<string, NodeClaim[]>();
+  const poolOfClaim = new Map<string, string>();
+  const poolOfNodeName = new Map<string, string>();
+  const poolOfProvider = new Map<string, string>();
+  for (const c of s.nodeClaims) {
+    const pool = nodePoolOf(c);
+    if (!pool) continue;
+    push(claimsOf, pool, c);
+    poolOfClaim.set(c.metadata.name, pool);
+    if (c.status?.nodeName) poolOfNodeName.set(c.status.nodeName, pool);
+    if (c.status?.providerID) poolOfProvider.set(c.status.providerID, pool);
+  }
+  const nodesOf = new Map<string, Node[]>();
+  const poolOfNode = new Map<string, string>();
+  for (const n of s.nodes) {
+    const pool = poolOfNodeName.get(n.metadata.name) ?? (n.spec.providerID ? poolOfProvider.get(n.spec.providerID) : undefined)
+      ?? n.metadata.labels?.[NODEPOOL_LABEL] ?? poolOfClaim.get(n.metadata.annotations?.[A.surgeFor] ?? '');
+    if (!pool) continue;
+    push(nodesOf, pool, n);
+    poolOfNode.set(n.metadata.name, pool);
+  }
+  const podsOf = new Map<string, Pod[]>();
+  for (const p of s.pods) {
+    const pool = (p.spec.nodeName ? poolOfNode.get(p.spec.nodeName) : undefined)
+      ?? (isPlaceholder(p) ? poolOfClaim.get(p.metadata.annotations?.[A.surgeFor] ?? '') : undefined);
+    if (pool) push(podsOf, pool, p);
+  }
+  for (const pool of s.nodePools) {
+    const name = pool.metadata.name;
+    out.set(name, { ...s, nodePools: [pool], nodeClaims: claimsOf.get(name) ?? [], nodes: nodesOf.get(name) ?? [], pods: podsOf.get(name) ?? [] });
+  }
+  return out;
+}
+
+function push<V>(map: Map<string, V[]>, key: string, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
 }
 
 type Static = Omit<PoolContext, 'snapshot' | 'idx' | 'pool' | 'wakeups'> & { wakeups: number[]; report: Omit<PoolReport, 'candidates' | 'inProgress' | 'activeRotation' | 'mode' | 'drainStuck' | 'idle'> };
@@ -167,8 +200,8 @@ function step(s: Snapshot, poolName: string, st: Static): Step {
 /** At most this many transitions in one decision (start → pending → …) before the next wait. */
 const MAX_STEPS = 8;
 
-function decidePool(s: Snapshot, poolName: string, policies: RotationPolicy[], now: number): PoolDecision {
-  let state = poolSlice(s, poolName);
+function decidePool(slice: Snapshot, poolName: string, policies: RotationPolicy[], now: number): PoolDecision {
+  let state = slice;
   const st = staticContext(state, state.nodePools[0] as NodePool, policies, now);
   const actions: Action[] = [];
   let last: Step | null = null;
@@ -186,7 +219,10 @@ function decidePool(s: Snapshot, poolName: string, policies: RotationPolicy[], n
 
 /** The decision for every NodePool, in name order. Pure: the snapshot and `now` are all it reads. */
 export function decide(snapshot: Snapshot, now: number): Decision {
-  const pools = [...snapshot.nodePools].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)).map((p) => decidePool(snapshot, p.metadata.name, snapshot.policies, now));
+  const slices = poolSlices(snapshot);
+  const pools = [...snapshot.nodePools]
+    .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
+    .map((p) => decidePool(slices.get(p.metadata.name) as Snapshot, p.metadata.name, snapshot.policies, now));
   return { pools, actions: pools.flatMap((p) => p.actions) };
 }
 

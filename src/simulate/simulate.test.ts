@@ -7,7 +7,7 @@ import { simulate } from './simulate.js';
 
 const WED_SAT = [{ timezone: 'Asia/Tokyo', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' }];
 
-function scenario(o: { count: number; fallback?: boolean; mode?: 'controller' | 'baseline'; duration?: string; failure?: number; windows?: unknown[]; seed?: number; fleet?: { count: number; age: string }[] }): Scenario {
+function scenario(o: { count?: number; fallback?: boolean; mode?: 'controller' | 'baseline'; duration?: string; failure?: number; windows?: unknown[]; seed?: number; fleet?: { count: number; age: string }[] }): Scenario {
   return {
     apiVersion: 'noderotation.io/v1alpha1',
     kind: 'Scenario',
@@ -18,10 +18,10 @@ function scenario(o: { count: number; fallback?: boolean; mode?: 'controller' | 
       mode: o.mode ?? 'controller',
       nodePool: { name: 'general', expireAfter: '336h', terminationGracePeriod: '1h' },
       policy: { maintenanceWindows: (o.windows ?? WED_SAT) as never, minRotationChances: 2, surge: { forcefulFallback: { enabled: o.fallback ?? false } } },
-      fleet: o.fleet ?? [{ count: o.count, age: '0h' }],
+      fleet: o.fleet ?? [{ count: o.count ?? 1, age: '0h' }],
       behaviour: { provisioningTime: '5m', drainTime: '10m', surgeFailureRate: o.failure ?? 0, seed: o.seed ?? 1 },
     },
-  } as Scenario;
+  } as unknown as Scenario;
 }
 
 describe('simulation of the worked example and of batches', () => {
