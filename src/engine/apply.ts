@@ -3,6 +3,7 @@
 import type { NodeClaim, NodePool } from '../karpenter/types.js';
 import type { Node, Pod } from '../kube/types.js';
 import { A, rfc3339 } from './annotations.js';
+import { shareStructure } from './cluster-index.js';
 import type { Action, Snapshot } from './types.js';
 
 type Annotated = { metadata: { name: string; annotations?: Record<string, string>; namespace?: string } };
@@ -30,8 +31,11 @@ export function changes(snapshot: Snapshot, action: Action): boolean {
 export function apply(snapshot: Snapshot, actions: readonly Action[], now: number): Snapshot {
   let s = snapshot;
   const replace = <K extends 'nodePools' | 'nodeClaims' | 'nodes' | 'pods'>(key: K, index: number, value: Snapshot[K][number]): void => {
-    const list = [...s[key]] as Snapshot[K][number][];
+    const prev = s[key];
+    const list = [...prev] as Snapshot[K][number][];
     list[index] = value;
+    // Same names, owners and links at the same positions: the index may keep its maps (cluster-index.ts).
+    if (key !== 'pods') shareStructure(prev, list);
     s = { ...s, [key]: list };
   };
   for (const action of actions) {

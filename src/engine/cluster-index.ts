@@ -1,7 +1,9 @@
 // Lookups over a snapshot: which Node backs a NodeClaim, which pods run where, which NodeClaim a Node is.
-// Snapshots are immutable and apply() replaces only the lists it changes, so each part of the index is
-// cached by the identity of the list it was built from: a decision over 10k claims does not rebuild the
-// claim maps because one Node was annotated.
+//
+// Snapshots are immutable. apply() replaces an annotated or cordoned object at the same position of a new
+// list, which changes no name, owner or link; it hands the old list's *structure* token to the new list
+// (shareStructure). The maps below hold positions and are cached per structure, so a decision over 10k
+// claims does not rebuild them because one Node was annotated; lookups read the current list.
 import { nodePoolOf, type NodeClaim } from '../karpenter/types.js';
 import type { Node, Pod } from '../kube/types.js';
 import { A, COMPONENT_LABEL, PLACEHOLDER_COMPONENT } from './annotations.js';
@@ -20,47 +22,66 @@ export interface ClusterIndex {
 
 export const isPlaceholder = (pod: Pod): boolean => pod.metadata.labels?.[COMPONENT_LABEL] === PLACEHOLDER_COMPONENT;
 
+type Token = { readonly id: number };
+const structures = new WeakMap<readonly unknown[], Token>();
+let nextToken = 0;
+
+function structure(list: readonly unknown[]): Token {
+  let t = structures.get(list);
+  if (!t) {
+    t = { id: nextToken++ };
+    structures.set(list, t);
+  }
+  return t;
+}
+
+/** `next` has the same objects' names, owners and links at the same positions as `prev` (annotations aside). */
+export function shareStructure(prev: readonly unknown[], next: readonly unknown[]): void {
+  structures.set(next, structure(prev));
+}
+
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key);
   if (list) list.push(value);
   else map.set(key, [value]);
 }
 
-interface NodeMaps { byName: Map<string, Node>; byProvider: Map<string, Node>; marked: Map<string, Node[]> }
-interface ClaimMaps { byName: Map<string, NodeClaim>; byPool: Map<string, NodeClaim[]> }
+interface NodeMaps { byName: Map<string, number>; byProvider: Map<string, number> }
+interface ClaimMaps { byName: Map<string, number>; byPool: Map<string, number[]> }
 interface PodMaps { byNode: Map<string, Pod[]>; placeholders: Map<string, Pod> }
-interface Links { claimByNode: Map<string, NodeClaim>; nodeByClaim: Map<string, Node> }
+/** node position → claim position and back. */
+interface Links { claimOfNode: Map<number, number>; nodeOfClaim: Map<number, number> }
 
-const nodeCache = new WeakMap<readonly Node[], NodeMaps>();
-const claimCache = new WeakMap<readonly NodeClaim[], ClaimMaps>();
+const nodeCache = new WeakMap<Token, NodeMaps>();
+const claimCache = new WeakMap<Token, ClaimMaps>();
 const podCache = new WeakMap<readonly Pod[], Map<string, PodMaps>>();
-const linkCache = new WeakMap<readonly NodeClaim[], WeakMap<readonly Node[], Links>>();
+const linkCache = new WeakMap<Token, WeakMap<Token, Links>>();
 
 function nodeMaps(nodes: readonly Node[]): NodeMaps {
-  let m = nodeCache.get(nodes);
+  const t = structure(nodes);
+  let m = nodeCache.get(t);
   if (!m) {
-    m = { byName: new Map(), byProvider: new Map(), marked: new Map() };
-    for (const n of nodes) {
-      m.byName.set(n.metadata.name, n);
-      if (n.spec.providerID) m.byProvider.set(n.spec.providerID, n);
-      const owner = n.metadata.annotations?.[A.surgeFor];
-      if (owner) push(m.marked, owner, n);
-    }
-    nodeCache.set(nodes, m);
+    m = { byName: new Map(), byProvider: new Map() };
+    nodes.forEach((n, i) => {
+      m!.byName.set(n.metadata.name, i);
+      if (n.spec.providerID) m!.byProvider.set(n.spec.providerID, i);
+    });
+    nodeCache.set(t, m);
   }
   return m;
 }
 
 function claimMaps(claims: readonly NodeClaim[]): ClaimMaps {
-  let m = claimCache.get(claims);
+  const t = structure(claims);
+  let m = claimCache.get(t);
   if (!m) {
     m = { byName: new Map(), byPool: new Map() };
-    for (const c of claims) {
-      m.byName.set(c.metadata.name, c);
+    claims.forEach((c, i) => {
+      m!.byName.set(c.metadata.name, i);
       const pool = nodePoolOf(c);
-      if (pool) push(m.byPool, pool, c);
-    }
-    claimCache.set(claims, m);
+      if (pool) push(m!.byPool, pool, i);
+    });
+    claimCache.set(t, m);
   }
   return m;
 }
@@ -85,46 +106,52 @@ function podMaps(pods: readonly Pod[], namespace: string): PodMaps {
 }
 
 function links(claims: readonly NodeClaim[], nodes: readonly Node[]): Links {
-  let inner = linkCache.get(claims);
+  const ct = structure(claims);
+  const nt = structure(nodes);
+  let inner = linkCache.get(ct);
   if (!inner) {
     inner = new WeakMap();
-    linkCache.set(claims, inner);
+    linkCache.set(ct, inner);
   }
-  let l = inner.get(nodes);
+  let l = inner.get(nt);
   if (!l) {
     const n = nodeMaps(nodes);
     const c = claimMaps(claims);
-    l = { claimByNode: new Map(), nodeByClaim: new Map() };
-    for (const claim of claims) {
-      const node = claim.status?.nodeName ? n.byName.get(claim.status.nodeName) : claim.status?.providerID ? n.byProvider.get(claim.status.providerID) : undefined;
-      if (node) l.claimByNode.set(node.metadata.name, claim);
-    }
-    for (const node of nodes) {
+    l = { claimOfNode: new Map(), nodeOfClaim: new Map() };
+    claims.forEach((claim, ci) => {
+      const ni = claim.status?.nodeName ? n.byName.get(claim.status.nodeName) : claim.status?.providerID ? n.byProvider.get(claim.status.providerID) : undefined;
+      if (ni !== undefined) l!.claimOfNode.set(ni, ci);
+    });
+    nodes.forEach((node, ni) => {
       // The Node is owned by its NodeClaim once registered.
-      if (l.claimByNode.has(node.metadata.name)) continue;
+      if (l!.claimOfNode.has(ni)) return;
       const owner = node.metadata.ownerReferences?.find((o) => o.kind === 'NodeClaim');
-      const claim = owner ? c.byName.get(owner.name) : undefined;
-      if (claim) l.claimByNode.set(node.metadata.name, claim);
-    }
-    for (const [nodeName, claim] of l.claimByNode) l.nodeByClaim.set(claim.metadata.name, n.byName.get(nodeName) as Node);
-    inner.set(nodes, l);
+      const ci = owner ? c.byName.get(owner.name) : undefined;
+      if (ci !== undefined) l!.claimOfNode.set(ni, ci);
+    });
+    for (const [ni, ci] of l.claimOfNode) l.nodeOfClaim.set(ci, ni);
+    inner.set(nt, l);
   }
   return l;
 }
 
 export function indexSnapshot(s: Snapshot): ClusterIndex {
-  const n = nodeMaps(s.nodes);
-  const c = claimMaps(s.nodeClaims);
+  const nodes = s.nodes;
+  const claims = s.nodeClaims;
+  const n = nodeMaps(nodes);
+  const c = claimMaps(claims);
   const p = podMaps(s.pods, s.namespace);
-  const l = links(s.nodeClaims, s.nodes);
+  const l = links(claims, nodes);
+  const at = <T>(list: readonly T[], i: number | undefined): T | undefined => (i === undefined ? undefined : list[i]);
   return {
-    nodeOfClaim: (claim) => l.nodeByClaim.get(claim.metadata.name),
-    claimOfNode: (node) => l.claimByNode.get(node.metadata.name),
-    node: (name) => n.byName.get(name),
-    claim: (name) => c.byName.get(name),
+    nodeOfClaim: (claim) => at(nodes, l.nodeOfClaim.get(c.byName.get(claim.metadata.name) as number)),
+    claimOfNode: (node) => at(claims, l.claimOfNode.get(n.byName.get(node.metadata.name) as number)),
+    node: (name) => at(nodes, n.byName.get(name)),
+    claim: (name) => at(claims, c.byName.get(name)),
     podsOn: (name) => p.byNode.get(name) ?? [],
     placeholderFor: (name) => p.placeholders.get(name),
-    claimsOf: (pool) => c.byPool.get(pool) ?? [],
-    nodesMarkedFor: (name) => n.marked.get(name) ?? [],
+    claimsOf: (pool) => (c.byPool.get(pool) ?? []).map((i) => claims[i] as NodeClaim),
+    // Markers change with every annotation, and this is only asked on the way out of a rotation.
+    nodesMarkedFor: (name) => nodes.filter((x) => x.metadata.annotations?.[A.surgeFor] === name),
   };
 }
