@@ -1,0 +1,630 @@
+#!/usr/bin/env bash
+# A real Kubernetes control plane with real Karpenter (kwok provider) for the end-to-end tests.
+#
+# Everything is built from published Go modules (no Docker, no downloads other than the Go module proxy):
+# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, the KWOK controller (marks
+# Karpenter's fake Nodes Ready and runs their pods) and Karpenter with its kwok cloud provider. See
+# docs/cluster.md for versions, measured costs and troubleshooting.
+#
+#   cluster.sh build    build (or reuse) every binary in the cache
+#   cluster.sh up       build if needed, start everything on 127.0.0.1, print the kubeconfig path
+#   cluster.sh status   per-component running/dead, and the kubeconfig path
+#   cluster.sh down     stop every component by its recorded PID, remove the run directory
+#   cluster.sh env      print the run directory's env file (ports, kubeconfig, binaries)
+#
+# Environment:
+#   NODEROTATION_CACHE      binary cache (default ${XDG_CACHE_HOME:-$HOME/.cache}/noderotation),
+#                           one directory per component and version: bin/<component>-<version>/
+#   NODEROTATION_RUN_DIR    run directory with logs, PIDs, PKI, kubeconfig, etcd data
+#                           (default /tmp/noderotation-cluster)
+#   NODEROTATION_PORT_BASE  ports are base+offset (default 24000: etcd 24379/24380, apiserver 24443,
+#                           controller-manager 24257, scheduler 24259, kwok 24247, karpenter 24080/24081)
+#   NODEROTATION_UP_TIMEOUT seconds to wait for each component to become ready (default 120)
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+modules="${here}/modules"
+cache_root="${NODEROTATION_CACHE:-${XDG_CACHE_HOME:-${HOME}/.cache}/noderotation}"
+bin_root="${cache_root}/bin"
+run_dir="${NODEROTATION_RUN_DIR:-/tmp/noderotation-cluster}"
+port_base="${NODEROTATION_PORT_BASE:-24000}"
+up_timeout="${NODEROTATION_UP_TIMEOUT:-120}"
+
+# Start order; `down` stops them in reverse.
+components=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok karpenter-kwok)
+
+# Ports, all on 127.0.0.1.
+etcd_port=$((port_base + 379))
+etcd_peer_port=$((port_base + 380))
+apiserver_port=$((port_base + 443))
+kcm_port=$((port_base + 257))
+scheduler_port=$((port_base + 259))
+kwok_port=$((port_base + 247))
+karpenter_metrics_port=$((port_base + 80))
+karpenter_health_port=$((port_base + 81))
+
+log() { printf '[cluster %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+# ---------------------------------------------------------------------------------------------------------
+# Versions: the committed wrapper go.mod files are the single source of truth (gen-modules.sh writes them).
+# ---------------------------------------------------------------------------------------------------------
+module_version() { # <wrapper dir> <module path>
+  awk -v m="$2" '($1 == "require" && $2 == m) {print $3; exit} ($1 == m && $2 ~ /^v/) {print $2; exit}' "${modules}/$1/go.mod"
+}
+k8s_version="$(module_version kubernetes k8s.io/kubernetes)"
+etcd_version="$(module_version etcd go.etcd.io/etcd/server/v3)"
+kwok_version="$(module_version kwok sigs.k8s.io/kwok)"
+karpenter_version="$(module_version karpenter sigs.k8s.io/karpenter)"
+# No wrapper module for crossplane (see build_crossplane): its version comes from versions.env.
+crossplane_version="$(sed -n 's/^CROSSPLANE_VERSION=//p' "${here}/versions.env")"
+
+# <binary> -> its version, cached path
+component_version() {
+  case "$1" in
+    etcd) echo "${etcd_version}" ;;
+    kube-apiserver | kube-controller-manager | kube-scheduler | kubectl) echo "${k8s_version}" ;;
+    kwok) echo "${kwok_version}" ;;
+    karpenter-kwok) echo "${karpenter_version}" ;;
+    *) die "unknown component $1" ;;
+  esac
+}
+artifact_dir() { echo "${bin_root}/$1-$(component_version "$1")"; }
+binary_path() { echo "$(artifact_dir "$1")/$1"; }
+
+# ---------------------------------------------------------------------------------------------------------
+# build
+# ---------------------------------------------------------------------------------------------------------
+
+# Release time of a module version, from the module cache's .info file: used as the reproducible build date.
+module_time() { # <wrapper dir> <module path>
+  (cd "${modules}/$1" && go list -m -f '{{if .Time}}{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}{{end}}' "$2")
+}
+
+# go_build <binary> <wrapper dir> <package> <ldflags>: builds into the cache unless it is already there.
+# Builds to a temporary name and renames, so an interrupted build never leaves a half-written binary that a
+# later run would trust. Peak memory and time go to build-stats.txt (from /usr/bin/time -v) beside it.
+go_build() {
+  local name="$1" mod="$2" pkg="$3" ldflags="$4"
+  local dir dest tmp
+  dir="$(artifact_dir "${name}")"
+  dest="${dir}/${name}"
+  if [[ -x "${dest}" ]]; then
+    log "reuse ${dest}"
+    return 0
+  fi
+  mkdir -p "${dir}"
+  tmp="${dest}.tmp.$$"
+  log "building ${name} $(component_version "${name}") from ${pkg} (this can take minutes)"
+  local timer=()
+  [[ -x /usr/bin/time ]] && timer=(/usr/bin/time -v -o "${dir}/build-stats.txt")
+  # CGO off: static binaries, no C toolchain needed. -p 2: the machines have 2 cores, and more parallel
+  # compiles of k8s packages only raise peak memory. -mod=readonly: go.sum must already be complete.
+  if ! (cd "${modules}/${mod}" && CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=readonly \
+    "${timer[@]}" go build -p 2 -trimpath -buildvcs=false -ldflags "-s -w ${ldflags}" -o "${tmp}" "${pkg}"); then
+    rm -f "${tmp}"
+    die "build of ${name} failed"
+  fi
+  mv -f "${tmp}" "${dest}"
+  if [[ -f "${dir}/build-stats.txt" ]]; then
+    log "built ${name}: $(awk -F': ' '/Elapsed \(wall clock\)/{e=$2} /Maximum resident set size/{m=$2} END{printf "wall %s, peak RSS %.0f MiB", e, m/1024}' "${dir}/build-stats.txt")"
+  fi
+}
+
+build_kubernetes() {
+  local v="${k8s_version}" minor date ldflags pkgpath
+  minor="${v#v1.}"
+  minor="${minor%%.*}"
+  date="$(module_time kubernetes k8s.io/kubernetes)"
+  # Without these, /version reports v0.0.0 and clients warn about skew (k8s hack/lib/version.sh sets the
+  # same variables in both packages).
+  ldflags=""
+  for pkgpath in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X ${pkgpath}.gitVersion=${v} -X ${pkgpath}.gitMajor=1 -X ${pkgpath}.gitMinor=${minor}"
+    ldflags+=" -X ${pkgpath}.gitTreeState=clean -X ${pkgpath}.buildDate=${date}"
+  done
+  local b
+  for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+    go_build "${b}" kubernetes "k8s.io/kubernetes/cmd/${b}" "${ldflags}"
+  done
+}
+
+build_etcd() {
+  # The version itself is a constant in go.etcd.io/etcd/api/v3/version; only the git SHA is injectable.
+  go_build etcd etcd go.etcd.io/etcd/server/v3 "-X go.etcd.io/etcd/api/v3/version.GitSHA=module-${etcd_version}"
+}
+
+build_kwok() {
+  local dir
+  go_build kwok kwok sigs.k8s.io/kwok/cmd/kwok "-X sigs.k8s.io/kwok/pkg/consts.Version=${kwok_version}"
+  # Stage files (what makes Nodes Ready and pods Running). v0.8.0 has no built-in stages: take the "fast"
+  # set from the module itself (kustomize/stage/fast = node/fast + node/heartbeat-with-lease + pod/fast).
+  dir="$(artifact_dir kwok)"
+  if [[ ! -s "${dir}/stages.yaml" ]]; then
+    local src f
+    src="$(module_dir kwok sigs.k8s.io/kwok)/kustomize/stage"
+    for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+      pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
+      echo "---"
+      cat "${src}/${f}"
+    done >"${dir}/stages.yaml.tmp"
+    mv -f "${dir}/stages.yaml.tmp" "${dir}/stages.yaml"
+  fi
+}
+
+build_karpenter() {
+  local dir src
+  go_build karpenter-kwok karpenter sigs.k8s.io/karpenter/kwok "-X sigs.k8s.io/karpenter/pkg/operator.Version=${karpenter_version}"
+  # The CRDs belong to the version: keep a copy beside the binary so `up` needs no Go module cache.
+  dir="$(artifact_dir karpenter-kwok)"
+  if [[ ! -d "${dir}/crds" ]]; then
+    src="$(module_dir karpenter sigs.k8s.io/karpenter)"
+    rm -rf "${dir}/crds.tmp"
+    mkdir -p "${dir}/crds.tmp"
+    cp "${src}"/kwok/charts/crds/*.yaml "${src}"/kwok/apis/crds/*.yaml "${dir}/crds.tmp/"
+    chmod u+w "${dir}"/crds.tmp/*.yaml
+    mv "${dir}/crds.tmp" "${dir}/crds"
+  fi
+}
+
+# The Crossplane CLI (crank, renamed crossplane) for `crossplane render` tests; no cluster component needs it.
+# It has no wrapper module: the Go module proxy here answers 403 Forbidden for every version of
+# github.com/crossplane/crossplane/v2 (docs/cluster.md), so `go mod tidy` cannot write one. `go install
+# pkg@version` is tried instead, so the build works wherever the proxy serves it; where it does not, this
+# warns and the rest of the cluster still builds. A binary already in the cache is reused either way.
+build_crossplane() {
+  local name=crossplane dir dest gobin
+  dir="${bin_root}/${name}-${crossplane_version}"
+  dest="${dir}/${name}"
+  if [[ -x "${dest}" ]]; then
+    log "reuse ${dest}"
+    return 0
+  fi
+  mkdir -p "${dir}"
+  gobin="$(mktemp -d "${dir}/gobin.XXXXXX")"
+  log "building crossplane ${crossplane_version} (go install github.com/crossplane/crossplane/v2/cmd/crank@${crossplane_version})"
+  local timer=()
+  [[ -x /usr/bin/time ]] && timer=(/usr/bin/time -v -o "${dir}/build-stats.txt")
+  if (cd "${dir}" && GOBIN="${gobin}" CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-buildvcs=false \
+    "${timer[@]}" go install -p 2 -trimpath \
+    -ldflags "-s -w -X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=${crossplane_version}" \
+    "github.com/crossplane/crossplane/v2/cmd/crank@${crossplane_version}") >"${dir}/build.log" 2>&1; then
+    mv -f "${gobin}/crank" "${dest}"
+    rm -rf "${gobin}" "${dir}/build.log"
+  else
+    rm -rf "${gobin}"
+    log "WARNING: crossplane ${crossplane_version} could not be built here (${dir}/build.log):"
+    sed 's/^/    /' "${dir}/build.log" | head -n 5 >&2
+    log "WARNING: continuing without crossplane; the cluster does not need it (docs/cluster.md)"
+    rm -f "${dir}/build-stats.txt"
+    rmdir "${dir}" 2>/dev/null || true
+  fi
+}
+
+# Source directory of a module in the Go module cache (downloads it if needed).
+module_dir() { # <wrapper dir> <module path>
+  (cd "${modules}/$1" && GOTOOLCHAIN=local GOFLAGS=-mod=readonly go mod download -json "$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+}
+
+all_built() {
+  local b
+  for b in "${components[@]}" kubectl; do
+    [[ -x "$(binary_path "${b}")" ]] || return 1
+  done
+  [[ -s "$(artifact_dir kwok)/stages.yaml" && -d "$(artifact_dir karpenter-kwok)/crds" ]]
+}
+
+cmd_build() {
+  command -v go >/dev/null || die "go is not on PATH (needed to build the cluster binaries)"
+  # Sequential on purpose: one k8s build already uses both cores and several GB of memory.
+  build_etcd
+  build_kubernetes
+  build_kwok
+  build_karpenter
+  build_crossplane
+  log "binaries in ${bin_root}"
+  local b
+  for b in etcd kube-apiserver kubectl kwok karpenter-kwok; do
+    log "  $(binary_path "${b}")"
+  done
+}
+
+# ---------------------------------------------------------------------------------------------------------
+# Process management: every component runs detached (own session), its PID in ${run_dir}/pids/<name>.pid.
+# ---------------------------------------------------------------------------------------------------------
+
+pid_file() { echo "${run_dir}/pids/$1.pid"; }
+log_file() { echo "${run_dir}/logs/$1.log"; }
+
+# Prints the recorded PID of a component if that process is alive AND still runs the expected binary
+# (argv[0] is the absolute binary path we started): a recycled PID is never signalled.
+live_pid() {
+  local name="$1" pf pid argv0 expected
+  pf="$(pid_file "${name}")"
+  [[ -s "${pf}" ]] || return 1
+  read -r pid expected <"${pf}"
+  [[ "${pid}" =~ ^[0-9]+$ ]] || return 1
+  [[ -r "/proc/${pid}/cmdline" ]] || return 1
+  argv0="$(tr '\0' '\n' <"/proc/${pid}/cmdline" | head -n1)" || return 1
+  [[ -n "${expected}" && "${argv0}" == "${expected}" ]] || return 1
+  echo "${pid}"
+}
+
+# start_component <name> <binary> [args...]; environment comes from the caller (env VAR=... is fine).
+# setsid: the component must outlive the shell (and the test runner) that started it, and must not get
+# its terminal's or process group's signals. The inner shell records its own PID and then execs the
+# binary, so the recorded PID is the component's (setsid may fork when called from a group leader).
+start_component() {
+  local name="$1" bin="$2"
+  shift 2
+  log "starting ${name}"
+  setsid bash -c 'echo "$$ $1" >"$0"; exec "$@"' "$(pid_file "${name}")" "${bin}" "$@" \
+    </dev/null >>"$(log_file "${name}")" 2>&1 &
+  local i
+  for i in $(seq 50); do
+    [[ -s "$(pid_file "${name}")" ]] && return 0
+    sleep 0.1
+  done
+  die "${name} did not start"
+}
+
+# stop_component <name>: TERM, then KILL after a timeout.
+stop_component() {
+  local name="$1" pid i
+  pid="$(live_pid "${name}")" || {
+    rm -f "$(pid_file "${name}")"
+    return 0
+  }
+  log "stopping ${name} (pid ${pid})"
+  kill -TERM "${pid}" 2>/dev/null || true
+  for i in $(seq 100); do # 10 s
+    live_pid "${name}" >/dev/null || break
+    sleep 0.1
+  done
+  if pid="$(live_pid "${name}")"; then
+    log "${name} (pid ${pid}) ignored TERM: KILL"
+    kill -KILL "${pid}" 2>/dev/null || true
+    for i in $(seq 50); do
+      live_pid "${name}" >/dev/null || break
+      sleep 0.1
+    done
+  fi
+  rm -f "$(pid_file "${name}")"
+}
+
+# wait_for <name> <description> <command...>: polls the command until it succeeds, failing early (with the
+# component's log tail) if the component dies, or after ${up_timeout}s.
+wait_for() {
+  local name="$1" what="$2"
+  shift 2
+  local deadline=$((SECONDS + up_timeout))
+  until "$@" >/dev/null 2>&1; do
+    if ! live_pid "${name}" >/dev/null; then
+      tail -n 40 "$(log_file "${name}")" >&2 || true
+      die "${name} exited while waiting for ${what} (log: $(log_file "${name}"))"
+    fi
+    if ((SECONDS >= deadline)); then
+      tail -n 40 "$(log_file "${name}")" >&2 || true
+      die "timed out after ${up_timeout}s waiting for ${what} (log: $(log_file "${name}"))"
+    fi
+    sleep 0.5
+  done
+  log "${what}: ok"
+}
+
+# Fails if something already listens on a port we are about to use (a foreign process or another cluster).
+require_free_port() {
+  if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
+    die "port $1 on 127.0.0.1 is in use (set NODEROTATION_PORT_BASE to move every port)"
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------------------
+# up
+# ---------------------------------------------------------------------------------------------------------
+
+# One CA and one key pair with O=system:masters and the apiserver's SANs; it serves the apiserver and
+# authenticates every component and the tests (as kwokctl does). A separate key signs ServiceAccount tokens.
+make_pki() {
+  local pki="${run_dir}/pki"
+  mkdir -p "${pki}"
+  (
+    cd "${pki}"
+    openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 3650 -subj "/CN=noderotation-e2e-ca" \
+      -keyout ca.key -out ca.crt 2>/dev/null
+    cat >admin.ext <<'EOF'
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth, clientAuth
+subjectAltName = DNS:localhost, DNS:kubernetes, DNS:kubernetes.default, DNS:kubernetes.default.svc, DNS:kubernetes.default.svc.cluster.local, IP:127.0.0.1, IP:10.96.0.1
+EOF
+    openssl req -newkey rsa:2048 -nodes -sha256 -subj "/O=system:masters/CN=kubernetes-admin" \
+      -keyout admin.key -out admin.csr 2>/dev/null
+    openssl x509 -req -sha256 -days 3650 -in admin.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
+      -extfile admin.ext -out admin.crt 2>/dev/null
+    openssl genrsa -out sa.key 2048 2>/dev/null
+    openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+    chmod 600 ./*.key
+  )
+}
+
+make_kubeconfig() {
+  local pki="${run_dir}/pki"
+  cat >"${run_dir}/kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: noderotation-e2e
+  cluster:
+    server: https://127.0.0.1:${apiserver_port}
+    certificate-authority: ${pki}/ca.crt
+users:
+- name: admin
+  user:
+    client-certificate: ${pki}/admin.crt
+    client-key: ${pki}/admin.key
+contexts:
+- name: noderotation-e2e
+  context:
+    cluster: noderotation-e2e
+    user: admin
+current-context: noderotation-e2e
+EOF
+}
+
+# The env file is how `status`, the tests and humans find this cluster.
+write_env() {
+  cat >"${run_dir}/env" <<EOF
+# Written by test/e2e/cluster/cluster.sh up
+RUN_DIR=${run_dir}
+KUBECONFIG=${run_dir}/kubeconfig
+KUBECTL=$(binary_path kubectl)
+COMPONENTS="${components[*]}"
+K8S_VERSION=${k8s_version}
+ETCD_VERSION=${etcd_version}
+KWOK_VERSION=${kwok_version}
+KARPENTER_VERSION=${karpenter_version}
+ETCD_PORT=${etcd_port}
+APISERVER_PORT=${apiserver_port}
+KCM_PORT=${kcm_port}
+SCHEDULER_PORT=${scheduler_port}
+KWOK_PORT=${kwok_port}
+KARPENTER_METRICS_PORT=${karpenter_metrics_port}
+KARPENTER_HEALTH_PORT=${karpenter_health_port}
+EOF
+}
+
+kubectl_() { "$(binary_path kubectl)" --kubeconfig "${run_dir}/kubeconfig" "$@"; }
+curl_api() { curl -sf --max-time 5 --cacert "${run_dir}/pki/ca.crt" --cert "${run_dir}/pki/admin.crt" --key "${run_dir}/pki/admin.key" "$@"; }
+# KCM and scheduler serve a self-signed certificate; /healthz is in --authorization-always-allow-paths.
+curl_insecure() { curl -sfk --max-time 5 "$@"; }
+
+start_etcd() {
+  mkdir -p "${run_dir}/etcd"
+  # --unsafe-no-fsync: test data, and fsync on a shared disk is what makes etcd slow.
+  start_component etcd "$(binary_path etcd)" \
+    --name=e2e --data-dir="${run_dir}/etcd" \
+    --listen-client-urls="http://127.0.0.1:${etcd_port}" --advertise-client-urls="http://127.0.0.1:${etcd_port}" \
+    --listen-peer-urls="http://127.0.0.1:${etcd_peer_port}" --initial-advertise-peer-urls="http://127.0.0.1:${etcd_peer_port}" \
+    --initial-cluster="e2e=http://127.0.0.1:${etcd_peer_port}" \
+    --unsafe-no-fsync=true --quota-backend-bytes=2147483648 --log-level=warn
+  wait_for etcd "etcd /health" curl -sf --max-time 5 "http://127.0.0.1:${etcd_port}/health"
+}
+
+start_apiserver() {
+  local pki="${run_dir}/pki"
+  # --advertise-address: otherwise the kubernetes Service points at the machine's external address.
+  start_component kube-apiserver "$(binary_path kube-apiserver)" \
+    --etcd-servers="http://127.0.0.1:${etcd_port}" \
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="${apiserver_port}" \
+    --tls-cert-file="${pki}/admin.crt" --tls-private-key-file="${pki}/admin.key" --client-ca-file="${pki}/ca.crt" \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="${pki}/sa.pub" --service-account-signing-key-file="${pki}/sa.key" \
+    --authorization-mode=RBAC --service-cluster-ip-range=10.96.0.0/16 --allow-privileged=true \
+    --endpoint-reconciler-type=none --profiling=false
+  wait_for kube-apiserver "kube-apiserver /readyz" curl_api "https://127.0.0.1:${apiserver_port}/readyz"
+}
+
+start_controller_manager() {
+  local kc="${run_dir}/kubeconfig" pki="${run_dir}/pki"
+  # KCM: ReplicaSets, garbage collection, PDB status (the Eviction API reads disruptionsAllowed), node
+  # lifecycle (the node.kubernetes.io/unschedulable taint), the default ServiceAccount.
+  start_component kube-controller-manager "$(binary_path kube-controller-manager)" \
+    --kubeconfig="${kc}" --authentication-kubeconfig="${kc}" --authorization-kubeconfig="${kc}" \
+    --bind-address=127.0.0.1 --secure-port="${kcm_port}" --leader-elect=false \
+    --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics \
+    --root-ca-file="${pki}/ca.crt" --service-account-private-key-file="${pki}/sa.key" \
+    --service-cluster-ip-range=10.96.0.0/16 --profiling=false
+  wait_for kube-controller-manager "kube-controller-manager /healthz" curl_insecure "https://127.0.0.1:${kcm_port}/healthz"
+}
+
+start_scheduler() {
+  local kc="${run_dir}/kubeconfig"
+  start_component kube-scheduler "$(binary_path kube-scheduler)" \
+    --kubeconfig="${kc}" --authentication-kubeconfig="${kc}" --authorization-kubeconfig="${kc}" \
+    --bind-address=127.0.0.1 --secure-port="${scheduler_port}" --leader-elect=false \
+    --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics --profiling=false
+  wait_for kube-scheduler "kube-scheduler /healthz" curl_insecure "https://127.0.0.1:${scheduler_port}/healthz"
+  wait_for kube-controller-manager "ServiceAccount default/default" kubectl_ get serviceaccount default -n default
+}
+
+start_kwok() {
+  # Only the Nodes Karpenter's kwok provider creates (annotation kwok.x-k8s.io/node=fake) are managed; their
+  # pods get fake IPs, so never exec or port-forward into them.
+  start_component kwok "$(binary_path kwok)" \
+    --kubeconfig="${run_dir}/kubeconfig" --config="$(artifact_dir kwok)/stages.yaml" \
+    --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
+    --node-ip=127.0.0.1 --node-lease-duration-seconds=40 \
+    --server-address="127.0.0.1:${kwok_port}"
+  wait_for kwok "kwok /healthz" curl -sf --max-time 5 "http://127.0.0.1:${kwok_port}/healthz"
+}
+
+apply_crds() {
+  kubectl_ apply --server-side -f "$(artifact_dir karpenter-kwok)/crds/" >/dev/null
+  local crd
+  for crd in nodepools.karpenter.sh nodeclaims.karpenter.sh kwoknodeclasses.karpenter.kwok.sh; do
+    wait_for kube-apiserver "CRD ${crd} Established" kubectl_ wait --for=condition=Established --timeout=5s "crd/${crd}"
+  done
+}
+
+start_karpenter() {
+  # Out-of-cluster Karpenter: no leader election, fast batching so tests do not wait 10 s per provisioning.
+  KUBECONFIG="${run_dir}/kubeconfig" DISABLE_LEADER_ELECTION=true \
+    METRICS_PORT="${karpenter_metrics_port}" HEALTH_PROBE_PORT="${karpenter_health_port}" \
+    BATCH_IDLE_DURATION=1s BATCH_MAX_DURATION=5s LOG_LEVEL=debug \
+    start_component karpenter-kwok "$(binary_path karpenter-kwok)"
+  wait_for karpenter-kwok "karpenter /readyz" curl -sf --max-time 5 "http://127.0.0.1:${karpenter_health_port}/readyz"
+}
+
+# A KWOKNodeClass `default` and a NodePool `default`; tests create their own NodePools beside it and pin
+# their pods with a karpenter.sh/nodepool nodeSelector.
+apply_defaults() {
+  kubectl_ apply -f - >/dev/null <<'EOF'
+apiVersion: karpenter.kwok.sh/v1alpha1
+kind: KWOKNodeClass
+metadata:
+  name: default
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: default
+spec:
+  disruption:
+    consolidationPolicy: WhenEmptyOrUnderutilized
+    consolidateAfter: 30s
+  limits:
+    cpu: "1000"
+  template:
+    spec:
+      expireAfter: Never
+      requirements:
+        - {key: kubernetes.io/os, operator: In, values: [linux]}
+        - {key: kubernetes.io/arch, operator: In, values: [amd64]}
+        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+      nodeClassRef: {group: karpenter.kwok.sh, kind: KWOKNodeClass, name: default}
+EOF
+  wait_for karpenter-kwok "NodePool default Ready" kubectl_ wait --for=condition=Ready --timeout=5s nodepool/default
+}
+
+# True when the run directory belongs to a cluster whose components all run and whose apiserver is ready.
+cluster_healthy() {
+  [[ -f "${run_dir}/env" ]] || return 1
+  local c
+  for c in "${components[@]}"; do
+    live_pid "${c}" >/dev/null || return 1
+  done
+  curl_api "https://127.0.0.1:${apiserver_port}/readyz" >/dev/null 2>&1
+}
+
+up_failed() {
+  local rc=$?
+  trap - EXIT INT TERM HUP PIPE
+  local i
+  for ((i = ${#components[@]} - 1; i >= 0; i--)); do
+    stop_component "${components[i]}" || true
+  done
+  log "up failed (exit ${rc}): components stopped, logs kept in ${run_dir}/logs/"
+  exit "${rc}"
+}
+
+cmd_up() {
+  if cluster_healthy; then
+    log "cluster already running in ${run_dir}"
+    echo "${run_dir}/kubeconfig"
+    return 0
+  fi
+  local previous_logs=""
+  if [[ -e "${run_dir}" ]]; then
+    log "stale run directory ${run_dir} (a crash or a partial start): cleaning it up"
+    # Keep the crashed run's logs (they say why it died) in the new run directory, logs/previous/.
+    if [[ -d "${run_dir}/logs" ]]; then
+      previous_logs="$(mktemp -d "${TMPDIR:-/tmp}/noderotation-previous-logs.XXXXXX")"
+      cp -r "${run_dir}/logs/." "${previous_logs}/" 2>/dev/null || true
+      rm -rf "${previous_logs}/previous"
+    fi
+    cmd_down
+  fi
+  all_built || cmd_build
+  local p
+  for p in "${etcd_port}" "${etcd_peer_port}" "${apiserver_port}" "${kcm_port}" "${scheduler_port}" \
+    "${kwok_port}" "${karpenter_metrics_port}" "${karpenter_health_port}"; do
+    require_free_port "${p}"
+  done
+  mkdir -p "${run_dir}/pids" "${run_dir}/logs"
+  # A failed or interrupted start stops what it started, but keeps the run directory and its logs for
+  # diagnosis (the next `up` treats it as stale and removes it).
+  trap 'up_failed' EXIT
+  trap 'exit 130' INT TERM HUP PIPE
+  if [[ -n "${previous_logs}" ]]; then
+    mv "${previous_logs}" "${run_dir}/logs/previous"
+  fi
+  local t0=${SECONDS}
+  make_pki
+  make_kubeconfig
+  write_env
+  start_etcd
+  start_apiserver
+  start_controller_manager
+  start_scheduler
+  start_kwok
+  apply_crds
+  start_karpenter
+  apply_defaults
+  trap - EXIT INT TERM HUP PIPE
+  log "cluster up in $((SECONDS - t0))s; run directory ${run_dir}"
+  log "kubectl: $(binary_path kubectl) --kubeconfig ${run_dir}/kubeconfig"
+  echo "${run_dir}/kubeconfig"
+}
+
+# ---------------------------------------------------------------------------------------------------------
+# down / status
+# ---------------------------------------------------------------------------------------------------------
+
+cmd_down() {
+  local i
+  for ((i = ${#components[@]} - 1; i >= 0; i--)); do
+    stop_component "${components[i]}"
+  done
+  # Refuse to delete anything that does not look like our run directory.
+  if [[ -d "${run_dir}" ]]; then
+    if [[ -d "${run_dir}/pids" || -f "${run_dir}/env" || -z "$(ls -A "${run_dir}")" ]]; then
+      rm -rf "${run_dir}"
+      log "removed ${run_dir}"
+    else
+      die "${run_dir} does not look like a cluster run directory: not removing it"
+    fi
+  fi
+}
+
+cmd_status() {
+  local c pid rc=0
+  if [[ ! -d "${run_dir}" ]]; then
+    echo "no cluster (run directory ${run_dir} does not exist)"
+    return 3
+  fi
+  for c in "${components[@]}"; do
+    if pid="$(live_pid "${c}")"; then
+      printf '%-24s running (pid %s)\n' "${c}" "${pid}"
+    else
+      printf '%-24s dead\n' "${c}"
+      rc=1
+    fi
+  done
+  echo "kubeconfig: ${run_dir}/kubeconfig"
+  echo "kubectl:    $(binary_path kubectl)"
+  echo "logs:       ${run_dir}/logs/"
+  return "${rc}"
+}
+
+case "${1:-}" in
+  build) cmd_build ;;
+  up) cmd_up ;;
+  down) cmd_down ;;
+  status) cmd_status ;;
+  env) cat "${run_dir}/env" ;;
+  *)
+    echo "usage: $0 build|up|down|status|env" >&2
+    exit 2
+    ;;
+esac
