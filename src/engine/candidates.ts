@@ -29,12 +29,19 @@ export function claimRotationBound(claim: NodeClaim, readyTimeout: number): numb
   return rotationBound(readyTimeout, tgp);
 }
 
+const eligibility = new WeakMap<NodeClaim, { p: PolicyParams; period: number; at: number | null }>();
+
 /** The instant the claim becomes a candidate by age: deadline − leadTime (auto), or creation + A (explicit). */
 export function eligibleFrom(claim: NodeClaim, p: PolicyParams, periodSeconds: number): number | null {
+  const hit = eligibility.get(claim);
+  if (hit && hit.p === p && hit.period === periodSeconds) return hit.at;
   const deadline = deadlineOf(claim);
-  if (deadline === null) return null;
-  if (p.ageThresholdOverride !== null) return (parseTime(claim.metadata.creationTimestamp) as number) + p.ageThresholdOverride * 1000;
-  return deadline - (p.minRotationChances * periodSeconds + claimRotationBound(claim, p.readyTimeout)) * 1000;
+  let at: number | null;
+  if (deadline === null) at = null;
+  else if (p.ageThresholdOverride !== null) at = (parseTime(claim.metadata.creationTimestamp) as number) + p.ageThresholdOverride * 1000;
+  else at = deadline - (p.minRotationChances * periodSeconds + claimRotationBound(claim, p.readyTimeout)) * 1000;
+  eligibility.set(claim, { p, period: periodSeconds, at });
+  return at;
 }
 
 /** retryBackoff · 2^(retry-count − 1), capped at 8× (§5.2). */

@@ -135,6 +135,23 @@ function links(claims: readonly NodeClaim[], nodes: readonly Node[]): Links {
   return l;
 }
 
+/** Claims of each pool, materialised once per claims list (lists change identity when a claim is annotated). */
+const poolClaims = new WeakMap<readonly NodeClaim[], Map<string, NodeClaim[]>>();
+
+function claimsOfPool(claims: readonly NodeClaim[], c: ClaimMaps, pool: string): NodeClaim[] {
+  let byPool = poolClaims.get(claims);
+  if (!byPool) {
+    byPool = new Map();
+    poolClaims.set(claims, byPool);
+  }
+  let list = byPool.get(pool);
+  if (!list) {
+    list = (c.byPool.get(pool) ?? []).map((i) => claims[i] as NodeClaim);
+    byPool.set(pool, list);
+  }
+  return list;
+}
+
 export function indexSnapshot(s: Snapshot): ClusterIndex {
   const nodes = s.nodes;
   const claims = s.nodeClaims;
@@ -150,7 +167,7 @@ export function indexSnapshot(s: Snapshot): ClusterIndex {
     claim: (name) => at(claims, c.byName.get(name)),
     podsOn: (name) => p.byNode.get(name) ?? [],
     placeholderFor: (name) => p.placeholders.get(name),
-    claimsOf: (pool) => (c.byPool.get(pool) ?? []).map((i) => claims[i] as NodeClaim),
+    claimsOf: (pool) => claimsOfPool(claims, c, pool),
     // Markers change with every annotation, and this is only asked on the way out of a rotation.
     nodesMarkedFor: (name) => nodes.filter((x) => x.metadata.annotations?.[A.surgeFor] === name),
   };
