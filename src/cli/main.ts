@@ -2,6 +2,9 @@
 // injects the clock, and prints.
 import { readFileSync } from 'node:fs';
 import { runExplain, EXIT_INVALID } from './explain-command.js';
+import { processStopSignal, runFunctionCommand } from './function-command.js';
+import { runRender } from './render-command.js';
+import { runSimulate } from './simulate-command.js';
 import { UsageError } from './io.js';
 
 export interface Io {
@@ -18,6 +21,12 @@ Usage:
       For each NodePool: the governing policy, the derived figures and the findings with their fixes.
   noderotation validate -f FILE... [-o text|json] [--now RFC3339]
       The same checks, terse, for CI.
+  noderotation render   -f FILE... [--now RFC3339]
+      The RotationPolicies the Crossplane function composes from MaintenancePlans, as YAML (docs/function.md).
+  noderotation simulate -f SCENARIO [-o table|json|html] [--baseline]
+      Run the rotation engine against a model of Karpenter over weeks of simulated time (docs/simulate.md).
+  noderotation function [--address :9443] [--insecure | --tls-certs-dir DIR] [--metrics-address :8080] [--debug]
+      Serve the Crossplane composition function (gRPC); DIR defaults to $TLS_SERVER_CERTS_DIR.
 
 FILE holds RotationPolicies or MaintenancePlans, Karpenter NodePools and optionally NodeClaims (YAML, several
 documents per file; a directory reads its *.yaml files; - reads standard input).
@@ -37,6 +46,12 @@ export async function main(argv: string[], io: Partial<Io> & Pick<Io, 'stdout' |
         return runExplain(rest, full, 'explain');
       case 'validate':
         return runExplain(rest, full, 'validate');
+      case 'render':
+        return runRender(rest, full);
+      case 'simulate':
+        return runSimulate(rest, full);
+      case 'function':
+        return await runFunctionCommand(rest, full, { tlsServerCertsDir: process.env.TLS_SERVER_CERTS_DIR, stopSignal: processStopSignal() });
       case undefined:
       case 'help':
       case '--help':

@@ -1,0 +1,37 @@
+// Window figures memoised across RunFunction calls. Taking P, D and gap over a year of the real calendar costs
+// tens of milliseconds per window set, while Crossplane calls the function every minute per plan with the same
+// windows and (the calendar start being a day) the same instant: a process-wide cache keyed by both makes a
+// steady-state call cost only the per-NodePool arithmetic. The result is a pure function of the key, so
+// caching cannot change any output.
+import type { MaintenanceWindow } from '../src/generated/api-types.js';
+import { windowFigures, type WindowFigures } from '../src/schedule/windows.js';
+
+export type FiguresFor = (windows: readonly MaintenanceWindow[]) => WindowFigures;
+
+export interface FiguresCache {
+  /** The figures function for one calendar start, as analysePool takes it. */
+  at(calendarStart: number): FiguresFor;
+  readonly size: number;
+}
+
+/** A bounded cache: past `max` entries the oldest is dropped (a plan's windows rarely change). */
+export function figuresCache(max = 512): FiguresCache {
+  const entries = new Map<string, WindowFigures>();
+  return {
+    at(calendarStart) {
+      return (windows) => {
+        const key = `${calendarStart} ${JSON.stringify(windows)}`;
+        const hit = entries.get(key);
+        if (hit) return hit;
+        // windowFigures throws for an unknown zone; nothing is cached then and the caller reports it.
+        const figures = windowFigures(windows, calendarStart);
+        if (entries.size >= max) entries.delete(entries.keys().next().value as string);
+        entries.set(key, figures);
+        return figures;
+      };
+    },
+    get size() {
+      return entries.size;
+    },
+  };
+}

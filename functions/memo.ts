@@ -1,0 +1,56 @@
+// Per-NodePool outcomes memoised across RunFunction calls. Crossplane calls the function for every plan on
+// every poll (about once a minute) and on every change of the XR or its composed resources, nearly always
+// with the same plan and the same NodePools; the expansion and §3.2 analysis of a NodePool is a pure
+// function of (calendar start, plan, NodePool), so a call whose inputs repeat only looks its answers up.
+// Keys are canonical JSON (sorted keys): Go's protobuf encoder writes Struct maps in random order, so the
+// same object can arrive with its fields in another order.
+import type { NodePool } from '../src/karpenter/types.js';
+import type { PoolOutcome } from './run.js';
+
+export interface OutcomeMemo {
+  get(planKey: string, pool: NodePool, compute: () => PoolOutcome): PoolOutcome;
+  /** Canonical form of a value for keys. */
+  key(value: unknown): string;
+  readonly size: number;
+}
+
+/** JSON with object keys sorted at every level; the same string for equal values whatever their key order. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
+}
+
+/**
+ * Bounded: at most maxPlans (plan, calendar day) pairs, each with at most maxPools NodePool entries; the
+ * oldest is dropped first. Defaults hold a large cluster's plans for a day without growing for ever.
+ */
+export function outcomeMemo(maxPlans = 16, maxPools = 10_000): OutcomeMemo {
+  const plans = new Map<string, Map<string, PoolOutcome>>();
+  return {
+    key: canonicalJson,
+    get(planKey, pool, compute) {
+      let entries = plans.get(planKey);
+      if (!entries) {
+        if (plans.size >= maxPlans) plans.delete(plans.keys().next().value as string);
+        entries = new Map();
+        plans.set(planKey, entries);
+      }
+      const poolKey = canonicalJson(pool);
+      let hit = entries.get(poolKey);
+      if (!hit) {
+        hit = compute();
+        if (entries.size >= maxPools) entries.delete(entries.keys().next().value as string);
+        entries.set(poolKey, hit);
+      }
+      return hit;
+    },
+    get size() {
+      let n = 0;
+      for (const e of plans.values()) n += e.size;
+      return n;
+    },
+  };
+}
