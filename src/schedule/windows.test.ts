@@ -162,3 +162,49 @@ describe('property: union and P equal a brute-force sweep', () => {
     }
   });
 });
+
+describe('DST zones: a year swept minute by minute with Intl agrees with the calendar figures', () => {
+  // Independent of zone.ts: the wall clock of every minute of the coming year, read through Intl.
+  function sweepYear(windows: MaintenanceWindow[], now: number): { period: number; minDuration: number; minGap: number } {
+    const fmt = new Map(windows.map((w) => [w.timezone, new Intl.DateTimeFormat('en-US', { timeZone: w.timezone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })]));
+    const member = (t: number): boolean => windows.some((w) => {
+      const parts = Object.fromEntries((fmt.get(w.timezone) as Intl.DateTimeFormat).formatToParts(t).map((p) => [p.type, p.value]));
+      const minute = Number(parts.hour) * 60 + Number(parts.minute);
+      const [sh, sm] = w.start.split(':').map(Number) as [number, number];
+      const [eh, em] = w.end.split(':').map(Number) as [number, number];
+      return w.days.includes(parts.weekday as never) && minute >= sh * 60 + sm && minute < eh * 60 + em;
+    });
+    const starts: number[] = [];
+    const ends: number[] = [];
+    let prev = member(now - 8 * DAY * 1000);
+    for (let t = now - 8 * DAY * 1000 + 60_000; t < now + 374 * DAY * 1000; t += 60_000) {
+      const cur = member(t);
+      if (cur && !prev) starts.push(t);
+      if (!cur && prev) ends.push(t);
+      prev = cur;
+    }
+    let period = 0;
+    let minGap = Infinity;
+    let minDuration = Infinity;
+    for (let i = 0; i + 1 < starts.length; i++) {
+      const a = starts[i] as number;
+      const b = starts[i + 1] as number;
+      if (b <= now || b > now + 366 * DAY * 1000) continue;
+      const end = ends.find((e) => e > a) as number;
+      period = Math.max(period, b - a);
+      minGap = Math.min(minGap, b - end);
+      minDuration = Math.min(minDuration, end - a);
+    }
+    return { period: period / 1000, minDuration: minDuration / 1000, minGap: minGap / 1000 };
+  }
+
+  it.each([
+    { reason: 'New York {Wed, Sat} 02:00–06:00: the November gap is an hour longer', windows: [w('America/New_York', ['Wed', 'Sat'], '02:00', '06:00')] },
+    { reason: 'Berlin Sunday 01:00–05:00: both transitions fall inside the window', windows: [w('Europe/Berlin', ['Sun'], '01:00', '05:00')] },
+    { reason: 'Sydney (southern hemisphere) and Tokyo together', windows: [w('Australia/Sydney', ['Mon', 'Thu'], '01:00', '04:00'), w('Asia/Tokyo', ['Sat'], '10:00', '12:00')] },
+  ])('$reason', ({ windows }) => {
+    const f = windowFigures(windows, NOW);
+    const sweep = sweepYear(windows, NOW);
+    expect({ period: f.periodSeconds, minDuration: f.minDurationSeconds, minGap: f.minGapSeconds }).toEqual(sweep);
+  });
+});
