@@ -6,10 +6,23 @@ import { occurrences } from '../schedule/windows.js';
 import { A, DRAINING, FORCEFUL_FALLBACK, parseTime, rfc3339, STATE } from './annotations.js';
 import { byDeadline, claimRotationBound, deadlineOf, notCandidateBecause } from './candidates.js';
 import type { PoolContext } from './context.js';
+import type { PolicyParams } from '../derivation/params.js';
 import { headroomShortfall, sizePlaceholder } from './placeholder.js';
 import type { Action } from './types.js';
 
 type Gate = (c: PoolContext) => string | null;
+
+/** Blocks until `seconds(params)` after the time in the NodePool annotation `key`, and wakes up then. */
+function pauseAfter(key: string, seconds: (p: PolicyParams) => number, what: string): Gate {
+  return (c) => {
+    const last = parseTime(c.pool.metadata.annotations?.[key]);
+    if (last === null || !c.params) return null;
+    const until = last + seconds(c.params) * 1000;
+    if (c.now >= until) return null;
+    c.wakeups.push(until);
+    return `${what} until ${rfc3339(until)}`;
+  };
+}
 
 const gates: Gate[] = [
   (c) => (c.policy === null ? 'not governed by exactly one RotationPolicy' : null),
@@ -20,22 +33,9 @@ const gates: Gate[] = [
   (c) => (c.params?.suspend ? 'the policy is suspended' : null),
   (c) => (c.windowOpen ? null : 'outside the maintenance window'),
   (c) => (c.frozenUntil !== null ? `frozen until ${rfc3339(c.frozenUntil)}` : null),
-  (c) => {
-    const last = parseTime(c.pool.metadata.annotations?.[A.lastRotationAt]);
-    if (last === null || !c.params) return null;
-    const until = last + c.params.cooldownAfter * 1000;
-    if (c.now >= until) return null;
-    c.wakeups.push(until);
-    return `cooling down after the last rotation until ${rfc3339(until)}`;
-  },
-  (c) => {
-    const last = parseTime(c.pool.metadata.annotations?.[A.lastFailureAt]);
-    if (last === null || !c.params) return null;
-    const until = last + c.params.failurePause * 1000;
-    if (c.now >= until) return null;
-    c.wakeups.push(until);
-    return `pausing after a failed attempt until ${rfc3339(until)}`;
-  },
+  // Gate A: the settle pause after a success; gate B: the pause after a failure (ADR-0004).
+  pauseAfter(A.lastRotationAt, (p) => p.cooldownAfter, 'cooling down after the last rotation'),
+  pauseAfter(A.lastFailureAt, (p) => p.failurePause, 'pausing after a failed attempt'),
 ];
 
 /** The first gate that blocks a start, or null when a rotation may start now. */

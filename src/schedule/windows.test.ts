@@ -108,6 +108,24 @@ function sweepMember(windows: MaintenanceWindow[], offsets: Map<string, number>,
   });
 }
 
+
+/** P, D and gap from the edges a sweep found, over consecutive starts whose later start lies in (from, to]. */
+function edgeFigures(starts: number[], ends: number[], from: number, to: number, skipBefore = -Infinity): { period: number; minDuration: number; minGap: number } {
+  let period = 0;
+  let minGap = Infinity;
+  let minDuration = Infinity;
+  for (let i = 0; i + 1 < starts.length; i++) {
+    const a = starts[i] as number;
+    const b = starts[i + 1] as number;
+    if (a < skipBefore || b <= from || b > to) continue;
+    const end = ends.find((e) => e > a) as number;
+    period = Math.max(period, b - a);
+    minGap = Math.min(minGap, b - end);
+    minDuration = Math.min(minDuration, end - a);
+  }
+  return { period: period / 1000, minDuration: minDuration / 1000, minGap: minGap / 1000 };
+}
+
 describe('property: union and P equal a brute-force sweep', () => {
   it('holds for random window sets across fixed-offset zones', () => {
     fc.assert(
@@ -136,19 +154,8 @@ describe('property: union and P equal a brute-force sweep', () => {
         }
         const f = windowFigures(windows, now);
         if (members === 7 * 24 * 60) return f.continuous && f.periodSeconds === TICK_SECONDS;
-        let period = 0;
-        let gap = Infinity;
-        let dur = Infinity;
-        for (let i = 0; i + 1 < starts.length; i++) {
-          const a = starts[i] as number;
-          const b = starts[i + 1] as number;
-          if (a < now - 7 * DAY * 1000 + DAY * 1000 || b > now + 8 * DAY * 1000) continue;
-          period = Math.max(period, b - a);
-          const end = ends.find((e) => e > a) as number;
-          gap = Math.min(gap, b - end);
-          dur = Math.min(dur, end - a);
-        }
-        return !f.continuous && f.periodSeconds === period / 1000 && f.minGapSeconds === gap / 1000 && f.minDurationSeconds === dur / 1000;
+        const e = edgeFigures(starts, ends, -Infinity, now + 8 * DAY * 1000, now - 7 * DAY * 1000 + DAY * 1000);
+        return !f.continuous && f.periodSeconds === e.period && f.minGapSeconds === e.minGap && f.minDurationSeconds === e.minDuration;
       }),
       { numRuns: 40 },
     );
@@ -183,19 +190,7 @@ describe('DST zones: a year swept minute by minute with Intl agrees with the cal
       if (!cur && prev) ends.push(t);
       prev = cur;
     }
-    let period = 0;
-    let minGap = Infinity;
-    let minDuration = Infinity;
-    for (let i = 0; i + 1 < starts.length; i++) {
-      const a = starts[i] as number;
-      const b = starts[i + 1] as number;
-      if (b <= now || b > now + 366 * DAY * 1000) continue;
-      const end = ends.find((e) => e > a) as number;
-      period = Math.max(period, b - a);
-      minGap = Math.min(minGap, b - end);
-      minDuration = Math.min(minDuration, end - a);
-    }
-    return { period: period / 1000, minDuration: minDuration / 1000, minGap: minGap / 1000 };
+    return edgeFigures(starts, ends, now, now + 366 * DAY * 1000);
   }
 
   it.each([
