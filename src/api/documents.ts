@@ -31,7 +31,7 @@ export interface Inputs {
 
 export function formatInputError(e: InputError): string {
   const where = `${e.file}, document ${e.document}${e.object ? ` (${e.object})` : ''}`;
-  return `${where}: ${e.path}: found ${e.found}; allowed: ${e.allowed}`;
+  return `${where}: ${e.path}: found ${e.found}; allowed: ${e.allowed}${e.reason ? ` (${e.reason})` : ''}`;
 }
 
 const GO_DURATION = /^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/;

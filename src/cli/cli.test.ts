@@ -62,6 +62,20 @@ spec:
     expect(r.err).toContain('(stdin), document 2 (RotationPolicy/p): spec.maintenanceWindows[0].start: found "9:00"; allowed: a 24-hour time "HH:MM"');
   });
 
+  it('names an unknown time zone with its reason, and exits 2', async () => {
+    const input = `${NODEPOOL('a', '336h')}
+apiVersion: noderotation.io/v1alpha1
+kind: RotationPolicy
+metadata: {name: p}
+spec:
+  nodePools: [a]
+  maintenanceWindows: [{timezone: Europe/Atlantis, days: [Mon], start: "09:00", end: "10:00"}]
+`;
+    const r = await cli(['explain', '-f', '-'], input);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('spec.maintenanceWindows[0].timezone: found "Europe/Atlantis"; allowed: an IANA time zone name such as Asia/Tokyo, Europe/Berlin or UTC (InvalidTimezone)');
+  });
+
   it('handles several entries, other zones, midnight crossing, unset tGP, Never and K = 1 in one run', async () => {
     const input = `${NODEPOOL('x', '336h')}
 apiVersion: karpenter.sh/v1
