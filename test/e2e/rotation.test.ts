@@ -1,0 +1,156 @@
+// The engine's decisions executed against the real thing: a governed NodePool's node is rotated surge-first
+// by real Karpenter (kwok provider) and the real scheduler. The test plays the controller's shell in its
+// simplest form — read a snapshot, decide, carry the actions out with kubectl, repeat — so what it proves
+// is the engine: its placeholder is one Karpenter provisions for, surge_ready holds on a real node, the old
+// NodeClaim drains through the voluntary path, and every marker is gone at the end.
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { A } from '../../src/engine/annotations.js';
+import { decide } from '../../src/engine/decide.js';
+import { surgeReady } from '../../src/engine/placeholder.js';
+import { indexSnapshot } from '../../src/engine/cluster-index.js';
+import type { Action, Snapshot } from '../../src/engine/types.js';
+import type { RotationPolicy } from '../../src/generated/api-types.js';
+import { readClusterEnv } from './helpers/cluster.js';
+import { fakeContainer, onPool, useCluster } from './helpers/context.js';
+import { podRunningReady, waitFor } from './helpers/k8s.js';
+
+const env = readClusterEnv();
+
+function kubectl(args: string[], input?: string): string {
+  const r = spawnSync(env.kubectl, ['--kubeconfig', env.kubeconfig, ...args], { input, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+const items = <T>(args: string[]): T[] => (JSON.parse(kubectl([...args, '-o', 'json'])) as { items: T[] }).items;
+
+/** Raw JSON from the API (timestamps as strings), the form the engine reads. */
+function snapshot(pool: string, namespace: string, policy: RotationPolicy): Snapshot {
+  return {
+    policies: [policy],
+    nodePools: items(['get', 'nodepools', '--field-selector', `metadata.name=${pool}`]),
+    nodeClaims: items(['get', 'nodeclaims', '-l', `karpenter.sh/nodepool=${pool}`]),
+    nodes: items(['get', 'nodes', '-l', `karpenter.sh/nodepool=${pool}`]),
+    pods: items(['get', 'pods', '-n', namespace]),
+    namespace,
+  };
+}
+
+const resource = (kind: string): string => ({ NodePool: 'nodepool', NodeClaim: 'nodeclaim', Node: 'node', Pod: 'pod' })[kind] as string;
+
+/** The shell: carry one action out through the API. */
+function execute(a: Action, namespace: string): void {
+  switch (a.type) {
+    case 'annotate': {
+      const target = [resource(a.target.kind), a.target.name, ...(a.target.namespace ? ['-n', a.target.namespace] : [])];
+      if (a.onlyIfAbsent) {
+        const current = JSON.parse(kubectl(['get', ...target, '-o', 'json'])) as { metadata: { annotations?: Record<string, string> } };
+        if (current.metadata.annotations?.[a.onlyIfAbsent] !== undefined) return;
+      }
+      const args = [...Object.entries(a.set).map(([k, v]) => `${k}=${v}`), ...a.remove.map((k) => `${k}-`)];
+      if (args.length > 0) kubectl(['annotate', ...target, '--overwrite', ...args]);
+      return;
+    }
+    case 'cordon':
+      kubectl(['patch', 'node', a.node, '-p', JSON.stringify({ spec: { unschedulable: true }, metadata: { annotations: { [A.cordoned]: 'true' } } })]);
+      return;
+    case 'uncordon':
+      kubectl(['patch', 'node', a.node, '-p', JSON.stringify({ spec: { unschedulable: false }, metadata: { annotations: { [A.cordoned]: null } } })]);
+      return;
+    case 'createPod':
+      kubectl(['create', '-n', namespace, '-f', '-'], JSON.stringify(a.pod));
+      return;
+    case 'deletePod':
+      kubectl(['delete', 'pod', '-n', a.namespace, a.name, '--wait=false', '--ignore-not-found']);
+      return;
+    case 'deleteNodeClaim':
+      kubectl(['delete', 'nodeclaim', a.name, '--wait=false', '--ignore-not-found']);
+      return;
+    case 'event':
+    case 'observe':
+      return;
+  }
+}
+
+describe('a surge rotation driven by the engine', () => {
+  const { kube, res } = useCluster();
+
+  it('replaces the node surge-first: placeholder → surge node Ready → old NodeClaim drained → markers gone', async () => {
+    const ns = await res.namespace('e2e-rot');
+    const priorityClass = await res.priorityClass('e2e-ph', -10, 'Never');
+    const pool = await res.nodePool('e2e-rot', {
+      expireAfter: '720h',
+      terminationGracePeriod: '2m',
+      taints: [{ key: 'e2e', value: 'rot', effect: 'NoSchedule' }],
+      requirements: [
+        { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] },
+        { key: 'kubernetes.io/os', operator: 'In', values: ['linux'] },
+        { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+      ],
+    });
+    await kube.apps.createNamespacedDeployment({
+      namespace: ns,
+      body: {
+        metadata: { name: 'app' },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: 'app' } },
+          template: {
+            metadata: { labels: { app: 'app' } },
+            spec: { nodeSelector: onPool(pool), tolerations: [{ key: 'e2e', operator: 'Equal', value: 'rot', effect: 'NoSchedule' }], terminationGracePeriodSeconds: 1, containers: [fakeContainer('1', '512Mi')] },
+          },
+        },
+      },
+    });
+    const [oldClaim] = await waitFor('the first NodeClaim Ready with the app running on it', async () => {
+      const claims = (await kube.nodeClaims(pool)).filter((c) => c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True'));
+      const pods = await kube.pods(ns, 'app=app');
+      return claims.length === 1 && pods.some(podRunningReady) ? claims : undefined;
+    }, { timeoutMs: 180_000 });
+    const oldName = oldClaim!.metadata.name as string;
+
+    const policy: RotationPolicy = {
+      apiVersion: 'noderotation.io/v1alpha1',
+      kind: 'RotationPolicy',
+      metadata: { name: 'e2e' },
+      spec: {
+        nodePools: [pool],
+        maintenanceWindows: [{ timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start: '00:00', end: '00:00' }],
+        // Every node is old enough at once; gate A (cooldownAfter) keeps the test to one rotation.
+        ageThreshold: '1s',
+        surge: { readyTimeout: '5m', cooldownAfter: '30m', placeholder: { priorityClassName: priorityClass } },
+      },
+    };
+
+    const seen: string[] = [];
+    let deletedWhileSurgeReady: boolean | null = null;
+    await waitFor('the rotation to complete', () => {
+      const snap = snapshot(pool, ns, policy);
+      const d = decide(snap, Date.now());
+      for (const a of d.actions) {
+        if (a.type === 'event') seen.push(a.eventReason);
+        if (a.type === 'deleteNodeClaim' && a.name === oldName) {
+          const idx = indexSnapshot(snap);
+          const claim = idx.claim(oldName)!;
+          deletedWhileSurgeReady = 'host' in surgeReady(idx.placeholderFor(oldName), idx.nodeOfClaim(claim)?.metadata.name, pool, idx);
+        }
+        execute(a, ns);
+      }
+      return seen.includes('RotationCompleted');
+    }, { timeoutMs: 300_000, intervalMs: 1000, describe: () => `events so far: ${seen.join(', ')}` });
+
+    expect(seen).toEqual(['RotationStarted', 'DrainStarted', 'RotationCompleted']);
+    expect(deletedWhileSurgeReady).toBe(true);
+    // The old NodeClaim is gone; the surge node carries the workload; nothing of ours is left behind.
+    const claims = await kube.nodeClaims(pool);
+    expect(claims.map((c) => c.metadata.name)).not.toContain(oldName);
+    expect(claims).toHaveLength(1);
+    const surgeNode = claims[0]!.status?.nodeName as string;
+    await waitFor('the app running on the surge node', async () => (await kube.pods(ns, 'app=app')).some((p) => podRunningReady(p) && p.spec?.nodeName === surgeNode), { timeoutMs: 120_000 });
+    const node = await kube.getNode(surgeNode);
+    expect(Object.keys(node?.metadata?.annotations ?? {}).filter((k) => k.startsWith('noderotation.io/') || k === A.doNotDisrupt)).toEqual([]);
+    const poolAnn = (await kube.getNodePool(pool))?.metadata.annotations ?? {};
+    expect(Object.keys(poolAnn).filter((k) => k.startsWith('noderotation.io/'))).toEqual([A.lastRotationAt]);
+    expect((await kube.pods(ns)).filter((p) => p.metadata?.name?.startsWith('noderotation-surge-'))).toEqual([]);
+  });
+});
