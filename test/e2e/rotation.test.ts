@@ -3,74 +3,14 @@
 // simplest form — read a snapshot, decide, carry the actions out with kubectl, repeat — so what it proves
 // is the engine: its placeholder is one Karpenter provisions for, surge_ready holds on a real node, the old
 // NodeClaim drains through the voluntary path, and every marker is gone at the end.
-import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { A } from '../../src/engine/annotations.js';
-import { decide } from '../../src/engine/decide.js';
 import { surgeReady } from '../../src/engine/placeholder.js';
 import { indexSnapshot } from '../../src/engine/cluster-index.js';
-import type { Action, Snapshot } from '../../src/engine/types.js';
 import type { RotationPolicy } from '../../src/generated/api-types.js';
-import { readClusterEnv } from './helpers/cluster.js';
 import { fakeContainer, onPool, useCluster } from './helpers/context.js';
+import { reconcileOnce } from './helpers/engine-shell.js';
 import { podRunningReady, waitFor } from './helpers/k8s.js';
-
-const env = readClusterEnv();
-
-function kubectl(args: string[], input?: string): string {
-  const r = spawnSync(env.kubectl, ['--kubeconfig', env.kubeconfig, ...args], { input, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
-const items = <T>(args: string[]): T[] => (JSON.parse(kubectl([...args, '-o', 'json'])) as { items: T[] }).items;
-
-/** Raw JSON from the API (timestamps as strings), the form the engine reads. */
-function snapshot(pool: string, namespace: string, policy: RotationPolicy): Snapshot {
-  return {
-    policies: [policy],
-    nodePools: items(['get', 'nodepools', '--field-selector', `metadata.name=${pool}`]),
-    nodeClaims: items(['get', 'nodeclaims', '-l', `karpenter.sh/nodepool=${pool}`]),
-    nodes: items(['get', 'nodes', '-l', `karpenter.sh/nodepool=${pool}`]),
-    pods: items(['get', 'pods', '-n', namespace]),
-    namespace,
-  };
-}
-
-const resource = (kind: string): string => ({ NodePool: 'nodepool', NodeClaim: 'nodeclaim', Node: 'node', Pod: 'pod' })[kind] as string;
-
-/** The shell: carry one action out through the API. */
-function execute(a: Action, namespace: string): void {
-  switch (a.type) {
-    case 'annotate': {
-      const target = [resource(a.target.kind), a.target.name, ...(a.target.namespace ? ['-n', a.target.namespace] : [])];
-      if (a.onlyIfAbsent) {
-        const current = JSON.parse(kubectl(['get', ...target, '-o', 'json'])) as { metadata: { annotations?: Record<string, string> } };
-        if (current.metadata.annotations?.[a.onlyIfAbsent] !== undefined) return;
-      }
-      const args = [...Object.entries(a.set).map(([k, v]) => `${k}=${v}`), ...a.remove.map((k) => `${k}-`)];
-      if (args.length > 0) kubectl(['annotate', ...target, '--overwrite', ...args]);
-      return;
-    }
-    case 'cordon':
-      kubectl(['patch', 'node', a.node, '-p', JSON.stringify({ spec: { unschedulable: true }, metadata: { annotations: { [A.cordoned]: 'true' } } })]);
-      return;
-    case 'uncordon':
-      kubectl(['patch', 'node', a.node, '-p', JSON.stringify({ spec: { unschedulable: false }, metadata: { annotations: { [A.cordoned]: null } } })]);
-      return;
-    case 'createPod':
-      kubectl(['create', '-n', namespace, '-f', '-'], JSON.stringify(a.pod));
-      return;
-    case 'deletePod':
-      kubectl(['delete', 'pod', '-n', a.namespace, a.name, '--wait=false', '--ignore-not-found']);
-      return;
-    case 'deleteNodeClaim':
-      kubectl(['delete', 'nodeclaim', a.name, '--wait=false', '--ignore-not-found']);
-      return;
-    case 'event':
-    case 'observe':
-      return;
-  }
-}
 
 describe('a surge rotation driven by the engine', () => {
   const { kube, res } = useCluster();
@@ -125,16 +65,14 @@ describe('a surge rotation driven by the engine', () => {
     const seen: string[] = [];
     let deletedWhileSurgeReady: boolean | null = null;
     await waitFor('the rotation to complete', () => {
-      const snap = snapshot(pool, ns, policy);
-      const d = decide(snap, Date.now());
-      for (const a of d.actions) {
+      const { decision, seen: snap } = reconcileOnce(pool, ns, policy);
+      for (const a of decision.actions) {
         if (a.type === 'event') seen.push(a.eventReason);
         if (a.type === 'deleteNodeClaim' && a.name === oldName) {
           const idx = indexSnapshot(snap);
           const claim = idx.claim(oldName)!;
           deletedWhileSurgeReady = 'host' in surgeReady(idx.placeholderFor(oldName), idx.nodeOfClaim(claim)?.metadata.name, pool, idx);
         }
-        execute(a, ns);
       }
       return seen.includes('RotationCompleted');
     }, { timeoutMs: 300_000, intervalMs: 1000, describe: () => `events so far: ${seen.join(', ')}` });

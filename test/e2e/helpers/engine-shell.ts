@@ -1,0 +1,74 @@
+// The controller's shell in its simplest form, for e2e tests of the engine: read a snapshot with kubectl
+// (raw JSON, timestamps as strings, the form the engine reads), decide, carry each action out with kubectl.
+import { spawnSync } from 'node:child_process';
+import { A } from '../../../src/engine/annotations.js';
+import { decide } from '../../../src/engine/decide.js';
+import type { Action, Decision, Snapshot } from '../../../src/engine/types.js';
+import type { RotationPolicy } from '../../../src/generated/api-types.js';
+import { readClusterEnv } from './cluster.js';
+
+const env = readClusterEnv();
+
+export function kubectl(args: string[], input?: string): string {
+  const r = spawnSync(env.kubectl, ['--kubeconfig', env.kubeconfig, ...args], { input, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+const items = <T>(args: string[]): T[] => (JSON.parse(kubectl([...args, '-o', 'json'])) as { items: T[] }).items;
+
+/** Raw JSON from the API (timestamps as strings), the form the engine reads. */
+export function snapshot(pool: string, namespace: string, policy: RotationPolicy): Snapshot {
+  return {
+    policies: [policy],
+    nodePools: items(['get', 'nodepools', '--field-selector', `metadata.name=${pool}`]),
+    nodeClaims: items(['get', 'nodeclaims', '-l', `karpenter.sh/nodepool=${pool}`]),
+    nodes: items(['get', 'nodes', '-l', `karpenter.sh/nodepool=${pool}`]),
+    pods: items(['get', 'pods', '-n', namespace]),
+    namespace,
+  };
+}
+
+const resource = (kind: string): string => ({ NodePool: 'nodepool', NodeClaim: 'nodeclaim', Node: 'node', Pod: 'pod' })[kind] as string;
+
+/** The shell: carry one action out through the API. */
+export function execute(a: Action, namespace: string): void {
+  switch (a.type) {
+    case 'annotate': {
+      const target = [resource(a.target.kind), a.target.name, ...(a.target.namespace ? ['-n', a.target.namespace] : [])];
+      if (a.onlyIfAbsent) {
+        const current = JSON.parse(kubectl(['get', ...target, '-o', 'json'])) as { metadata: { annotations?: Record<string, string> } };
+        if (current.metadata.annotations?.[a.onlyIfAbsent] !== undefined) return;
+      }
+      const args = [...Object.entries(a.set).map(([k, v]) => `${k}=${v}`), ...a.remove.map((k) => `${k}-`)];
+      if (args.length > 0) kubectl(['annotate', ...target, '--overwrite', ...args]);
+      return;
+    }
+    case 'cordon':
+      kubectl(['patch', 'node', a.node, '-p', JSON.stringify({ spec: { unschedulable: true }, metadata: { annotations: { [A.cordoned]: 'true' } } })]);
+      return;
+    case 'uncordon':
+      kubectl(['patch', 'node', a.node, '-p', JSON.stringify({ spec: { unschedulable: false }, metadata: { annotations: { [A.cordoned]: null } } })]);
+      return;
+    case 'createPod':
+      kubectl(['create', '-n', namespace, '-f', '-'], JSON.stringify(a.pod));
+      return;
+    case 'deletePod':
+      kubectl(['delete', 'pod', '-n', a.namespace, a.name, '--wait=false', '--ignore-not-found']);
+      return;
+    case 'deleteNodeClaim':
+      kubectl(['delete', 'nodeclaim', a.name, '--wait=false', '--ignore-not-found']);
+      return;
+    case 'event':
+    case 'observe':
+      return;
+  }
+}
+
+
+/** One pass: snapshot, decide, execute every action in order. Returns the decision and the snapshot it saw. */
+export function reconcileOnce(pool: string, namespace: string, policy: RotationPolicy): { decision: Decision; seen: Snapshot } {
+  const seen = snapshot(pool, namespace, policy);
+  const decision = decide(seen, Date.now());
+  for (const a of decision.actions) execute(a, namespace);
+  return { decision, seen };
+}

@@ -1,0 +1,81 @@
+// §3.8 against the real thing: the surge node cannot be created, readyTimeout
+// elapses, and the engine rolls back — placeholder removed, cordon and do-not-disrupt undone, the failure
+// recorded — leaving the node exactly as it was, to Karpenter's expiry as before.
+//
+// How the surge is kept from landing: Karpenter sums its nodes' reported capacity into the NodePool's
+// status.resources (pkg/controllers/state/cluster.go, updateNodePoolResources) and only launches instance
+// types whose capacity fits limits − status.resources (scheduling/scheduler.go, filterByRemainingResources).
+// Under KWOK a Node reports its pods' requests as capacity, so with limits.cpu 1 and a 500m pod the engine's
+// headroom check (footprint 500m) passes while no 1-cpu instance type fits the remaining 500m.
+import { describe, expect, it } from 'vitest';
+import { A } from '../../src/engine/annotations.js';
+import type { RotationPolicy } from '../../src/generated/api-types.js';
+import { deployment, useCluster } from './helpers/context.js';
+import { reconcileOnce } from './helpers/engine-shell.js';
+import { podRunningReady, waitFor } from './helpers/k8s.js';
+
+describe('a surge that cannot land', () => {
+  const { kube, res } = useCluster();
+
+  it('rolls back after readyTimeout and leaves the old node as it was', async () => {
+    const ns = await res.namespace('e2e-rb');
+    const priorityClass = await res.priorityClass('e2e-ph', -10, 'Never');
+    const pool = await res.nodePool('e2e-rb', {
+      expireAfter: '720h',
+      terminationGracePeriod: '2m',
+      requirements: [
+        { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['c-1x-amd64-linux'] },
+        { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+      ],
+    }, { limits: { cpu: '1' } });
+    await kube.apps.createNamespacedDeployment({ namespace: ns, body: deployment({ name: 'app', pool, replicas: 1, cpu: '500m' }) });
+    const [claim] = await waitFor('one Ready NodeClaim running the app, counted in the pool status', async () => {
+      const claims = (await kube.nodeClaims(pool)).filter((c) => c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True'));
+      const counted = (await kube.getNodePool(pool))?.status as { resources?: { cpu?: string } } | undefined;
+      return claims.length === 1 && counted?.resources?.cpu === '500m' && (await kube.pods(ns, 'app=app')).some(podRunningReady) ? claims : undefined;
+    }, { timeoutMs: 180_000 });
+    const name = claim!.metadata.name as string;
+    const nodeName = claim!.status?.nodeName as string;
+
+    const policy: RotationPolicy = {
+      apiVersion: 'noderotation.io/v1alpha1',
+      kind: 'RotationPolicy',
+      metadata: { name: 'e2e' },
+      spec: {
+        nodePools: [pool],
+        maintenanceWindows: [{ timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start: '00:00', end: '00:00' }],
+        ageThreshold: '1s',
+        // A short readyTimeout keeps the test short; failurePause keeps it to one attempt.
+        surge: { readyTimeout: '20s', failurePause: '30m', retryBackoff: '30m', placeholder: { priorityClassName: priorityClass } },
+      },
+    };
+
+    const events: string[] = [];
+    await waitFor('the attempt to start: the candidate cordoned and protected, the placeholder pending', async () => {
+      for (const a of reconcileOnce(pool, ns, policy).decision.actions) if (a.type === 'event') events.push(a.eventReason);
+      const node = await kube.getNode(nodeName);
+      const ph = (await kube.pods(ns)).find((p) => p.metadata?.name?.startsWith('noderotation-surge-'));
+      return node?.spec?.unschedulable === true && node.metadata?.annotations?.[A.doNotDisruptOwned] === 'true' && ph?.status?.phase === 'Pending';
+    }, { timeoutMs: 60_000, intervalMs: 1000 });
+
+    await waitFor('readyTimeout to roll the attempt back', () => {
+      for (const a of reconcileOnce(pool, ns, policy).decision.actions) if (a.type === 'event') events.push(a.eventReason);
+      return events.includes('RotationFailed');
+    }, { timeoutMs: 90_000, intervalMs: 1000, describe: () => events.join(', ') });
+
+    expect(events).toEqual(['RotationStarted', 'RotationFailed']);
+    // Karpenter never launched a surge node: the limit held.
+    expect((await kube.nodeClaims(pool)).map((c) => c.metadata.name)).toEqual([name]);
+    const node = await kube.getNode(nodeName);
+    expect(node?.spec?.unschedulable ?? false).toBe(false);
+    expect(Object.keys(node?.metadata?.annotations ?? {}).filter((k) => k.startsWith('noderotation.io/') || k === A.doNotDisrupt)).toEqual([]);
+    expect((await kube.pods(ns)).filter((p) => p.metadata?.name?.startsWith('noderotation-surge-'))).toEqual([]);
+    const claimAnn = (await kube.getNodeClaim(name))?.metadata.annotations ?? {};
+    expect(claimAnn).toMatchObject({ [A.state]: 'failed', [A.retryCount]: '1' });
+    expect(claimAnn[A.startedAt]).toBeUndefined();
+    const poolAnn = (await kube.getNodePool(pool))?.metadata.annotations ?? {};
+    expect(Object.keys(poolAnn).filter((k) => k.startsWith('noderotation.io/'))).toEqual([A.lastFailureAt]);
+    // Gate B holds: deciding again starts nothing.
+    expect(reconcileOnce(pool, ns, policy).decision.actions).toEqual([]);
+  });
+});
