@@ -280,6 +280,14 @@ describe('forceful fallback (ADR-0001)', () => {
     }
   });
 
+  it('a window that never closes offers a chance every tick: only deadline − now < t_rot triggers it', () => {
+    const always = policy({ maintenanceWindows: [{ timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start: '00:00', end: '00:00' }], ageThreshold: '1h', surge: { forcefulFallback: { enabled: true } } });
+    const far = decide(snapshot({ policies: [always], claims: [claim('c', { createdAt: OUT_OF_WINDOW - 5 * DAY })] }), OUT_OF_WINDOW);
+    expect(events(far.actions)).toEqual(['RotationStarted']);
+    const near = decide(snapshot({ policies: [always], claims: [claim('c', { createdAt: OUT_OF_WINDOW - 336 * HOUR + HOUR })] }), OUT_OF_WINDOW);
+    expect(events(near.actions)).toEqual(['ForcefulFallback']);
+  });
+
   it('expireAfter: Never never qualifies', () => {
     const d = decide(snapshot({ policies: [fb], claims: [claim('c', { createdAt: OLD, expireAfter: 'Never' })] }), IN_WINDOW);
     expect(d.actions).toEqual([]);

@@ -2,7 +2,7 @@
 // rule and the surge-headroom check. Each gate is a predicate returning why it blocks, or null.
 import type { NodeClaim } from '../karpenter/types.js';
 import { hasFatal } from '../derivation/findings.js';
-import { occurrences } from '../schedule/windows.js';
+import { occurrences, TICK_SECONDS } from '../schedule/windows.js';
 import { A, DRAINING, FORCEFUL_FALLBACK, parseTime, rfc3339, STATE } from './annotations.js';
 import { byDeadline, claimRotationBound, deadlineOf, notCandidateBecause } from './candidates.js';
 import type { PoolContext } from './context.js';
@@ -83,8 +83,11 @@ export function fallbackReason(c: PoolContext, claim: NodeClaim): string | null 
   if (deadline === null) return null; // expireAfter: Never never qualifies
   const tRot = claimRotationBound(claim, c.params.readyTimeout) * 1000;
   if (deadline - c.now < tRot) return 'a graceful surge could not finish before its deadline';
-  // The occurrence open now starts at or before now, so only later ones count.
-  const later = occurrences(c.params.windows, c.now, deadline).some((o) => o.start > c.now && o.start + tRot <= deadline);
+  // A window that never closes has an opportunity every tick (its P); otherwise only occurrences that start
+  // after the one open now count.
+  const later = c.windows?.continuous
+    ? c.now + TICK_SECONDS * 1000 + tRot <= deadline
+    : occurrences(c.params.windows, c.now, deadline).some((o) => o.start > c.now && o.start + tRot <= deadline);
   return later ? null : 'this is its last maintenance window before its deadline';
 }
 
