@@ -58,6 +58,7 @@ kwok_version="$(module_version kwok sigs.k8s.io/kwok)"
 karpenter_version="$(module_version karpenter sigs.k8s.io/karpenter)"
 # No wrapper module for crossplane (see build_crossplane): its version comes from versions.env.
 crossplane_version="$(sed -n 's/^CROSSPLANE_VERSION=//p' "${here}/versions.env")"
+kubeconform_version="$(sed -n 's/^KUBECONFORM_VERSION=//p' "${here}/versions.env")"
 
 # <binary> -> its version, cached path
 component_version() {
@@ -201,6 +202,26 @@ build_crossplane() {
   fi
 }
 
+# kubeconform checks our published schemas the way users run it (test/e2e/kubeconform.test.ts). A plain
+# `go install pkg@version`: it has no replace directives, and its go.sum pins its dependencies.
+build_kubeconform() {
+  local name=kubeconform dir gobin
+  dir="${bin_root}/${name}-${kubeconform_version}"
+  if [[ -x "${dir}/${name}" ]]; then
+    log "reuse ${dir}/${name}"
+    return 0
+  fi
+  mkdir -p "${dir}"
+  gobin="$(mktemp -d "${dir}/gobin.XXXXXX")"
+  log "building kubeconform ${kubeconform_version}"
+  (cd "${dir}" && GOBIN="${gobin}" CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-buildvcs=false \
+    go install -p 2 -trimpath -ldflags "-s -w -X main.version=${kubeconform_version}" \
+    "github.com/yannh/kubeconform/cmd/kubeconform@${kubeconform_version}") >"${dir}/build.log" 2>&1 \
+    || { sed 's/^/    /' "${dir}/build.log" | head -n 5 >&2; die "kubeconform ${kubeconform_version} did not build (${dir}/build.log)"; }
+  mv -f "${gobin}/kubeconform" "${dir}/${name}"
+  rm -rf "${gobin}" "${dir}/build.log"
+}
+
 # Source directory of a module in the Go module cache (downloads it if needed).
 module_dir() { # <wrapper dir> <module path>
   (cd "${modules}/$1" && GOTOOLCHAIN=local GOFLAGS=-mod=readonly go mod download -json "$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
@@ -211,7 +232,8 @@ all_built() {
   for b in "${components[@]}" kubectl; do
     [[ -x "$(binary_path "${b}")" ]] || return 1
   done
-  [[ -s "$(artifact_dir kwok)/stages.yaml" && -d "$(artifact_dir karpenter-kwok)/crds" ]]
+  [[ -s "$(artifact_dir kwok)/stages.yaml" && -d "$(artifact_dir karpenter-kwok)/crds" ]] \
+    && [[ -x "${bin_root}/kubeconform-${kubeconform_version}/kubeconform" ]]
 }
 
 cmd_build() {
@@ -222,6 +244,7 @@ cmd_build() {
   build_kwok
   build_karpenter
   build_crossplane
+  build_kubeconform
   log "binaries in ${bin_root}"
   local b
   for b in etcd kube-apiserver kubectl kwok karpenter-kwok; do

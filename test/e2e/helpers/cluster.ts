@@ -2,6 +2,7 @@
 // the env file written by `up` (ports, kubeconfig, kubectl), and the tails of every component's log.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -102,4 +103,17 @@ export function logTails(lines = 40, dir = runDir()): string {
     .sort()
     .map((f) => `===== ${path.join(logs, f)} (last ${lines} lines) =====\n${tail(path.join(logs, f), lines)}`)
     .join('\n');
+}
+
+/**
+ * A tool binary cluster.sh builds into the cache, `<cache>/bin/<name>-<version>/<name>`, its version read from
+ * versions.env (`<NAME>_VERSION`), with cluster.sh's cache root.
+ */
+export function cachedTool(name: string, env: NodeJS.ProcessEnv = process.env): string {
+  const versions = readFileSync(path.join(repoRoot, 'test/e2e/cluster/versions.env'), 'utf8');
+  const key = `${name.toUpperCase()}_VERSION=`;
+  const version = versions.split('\n').find((l) => l.startsWith(key))?.slice(key.length).trim();
+  if (!version) throw new Error(`versions.env has no ${key}`);
+  const cache = env.NODEROTATION_CACHE ?? path.join(env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'noderotation');
+  return path.join(cache, 'bin', `${name}-${version}`, name);
 }
