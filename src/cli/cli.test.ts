@@ -113,6 +113,8 @@ spec:
     expect(r.code).toBe(0);
     const byPool = Object.fromEntries(JSON.parse(r.out).nodePools.map((p: { nodePool: string; policy: string }) => [p.nodePool, p.policy]));
     expect(byPool).toEqual({ api: 'platform-api', batch: 'platform-batch', general: 'platform-general', gpu: null });
+    const table = await cli(['explain', '-f', ex('maintenanceplan.yaml'), '-f', ex('nodepools.yaml')]);
+    expect(table.out).toMatch(/^gpu\s+\(none\)(\s+-){7}\s+excluded by platform\/no-gpu$/m);
   });
 
   it('fails loudly when a plan governs no NodePool', async () => {

@@ -53,7 +53,7 @@ export function runExplain(args: string[], io: Io, mode: 'explain' | 'validate')
   for (const f of result.planFindings) io.stderr.write(`FATAL ${f.reason}: ${f.message}\n`);
   const pools = result.report.nodePools;
   if (values.output === 'json') io.stdout.write(reportJson(result.report));
-  else if (mode === 'explain') io.stdout.write(renderTable(result.report));
+  else if (mode === 'explain') io.stdout.write(renderTable(result.report, result.excluded));
   else {
     for (const p of pools) {
       for (const f of p.findings) io.stdout.write(`${f.severity === 'fatal' ? 'FATAL' : 'WARNING'} ${p.nodePool} ${f.reason}: ${f.message}\n`);

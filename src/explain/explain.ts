@@ -25,6 +25,8 @@ export interface NodePoolReport extends Figures {
 
 export interface ExplainResult {
   report: { nodePools: NodePoolReport[] };
+  /** NodePools a plan's rule excluded (for the table; the JSON reports them as ungoverned). */
+  excluded: { nodePool: string; plan: string; rule: string }[];
   /** A plan whose merged settings do not form a valid policy for some NodePool (input errors). */
   planErrors: (ExpansionError & { plan: string })[];
   /** Findings about a plan as a whole (e.g. it governs nothing). */
@@ -82,11 +84,12 @@ export function analysePool(
 
 
 export function explain(inputs: Pick<Inputs, 'policies' | 'plans' | 'nodePools' | 'nodeClaims'>, now: number): ExplainResult {
-  const result: ExplainResult = { report: { nodePools: [] }, planErrors: [], planFindings: [] };
+  const result: ExplainResult = { report: { nodePools: [] }, excluded: [], planErrors: [], planFindings: [] };
   const policies: RotationPolicy[] = inputs.policies.map(({ source: _source, ...p }) => p as RotationPolicy);
   for (const plan of inputs.plans) {
     const expansion = expandPlan(plan, inputs.nodePools);
     for (const e of expansion.errors) result.planErrors.push({ ...e, plan: plan.metadata.name });
+    for (const x of expansion.excluded) result.excluded.push({ ...x, plan: plan.metadata.name });
     policies.push(...expansion.policies.map((e) => e.policy));
     if (expansion.policies.length === 0 && expansion.errors.length === 0) {
       result.planFindings.push({

@@ -5,7 +5,8 @@ import type { ExplainResult, NodePoolReport } from './explain.js';
 const dur = (s: number | null): string => (s === null ? '-' : formatHuman(s));
 const num = (n: number | null): string => (n === null ? '-' : String(n));
 
-export function renderTable(report: ExplainResult['report']): string {
+export function renderTable(report: ExplainResult['report'], excluded: ExplainResult['excluded'] = []): string {
+  const exclusion = new Map(excluded.map((x) => [x.nodePool, `excluded by ${x.plan}/${x.rule}`]));
   const header = ['NODEPOOL', 'POLICY', 'PERIOD(P)', 't_rot', 'LEAD', 'AGE-THRESHOLD(A)', 'CHANCES(G)', 't_rot_est', 'CAPACITY(C)', 'FINDINGS'];
   const rows = report.nodePools.map((p: NodePoolReport) => [
     p.nodePool,
@@ -17,7 +18,7 @@ export function renderTable(report: ExplainResult['report']): string {
     num(p.guaranteedChances),
     dur(p.expectedRotationSeconds),
     num(p.capacityPerOccurrence),
-    summary(p),
+    exclusion.get(p.nodePool) ?? summary(p),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
   const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i] as number)).join('  ').trimEnd();

@@ -74,6 +74,16 @@ describe('simulation of the worked example and of batches', () => {
     expect(r.startsOutsideWindow).toBe(0);
   });
 
+  it('a placeholder preempted every time is recreated until readyTimeout, then the attempt fails', () => {
+    const s = scenario({ count: 2, duration: '400h' });
+    s.spec.behaviour = { ...s.spec.behaviour, preemptionRate: 1 };
+    const r = simulate(s);
+    expect(r.rotations.graceful).toBe(0);
+    expect(r.rotations.failedAttempts).toBeGreaterThan(0);
+    expect(r.forcefulExpirations).toBe(2);
+    expect(r.startsOutsideWindow).toBe(0);
+  });
+
   it('is deterministic: the same scenario (and seed) gives byte-identical output', () => {
     const s = scenario({ count: 15, failure: 0.3, fallback: true, seed: 9 });
     expect(JSON.stringify(simulate(s))).toBe(JSON.stringify(simulate(structuredClone(s))));
