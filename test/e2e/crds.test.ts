@@ -31,6 +31,7 @@ describe('CRDs on a real apiserver', () => {
 
   afterAll(() => {
     kubectl(['delete', 'rotationpolicies.noderotation.io,maintenanceplans.noderotation.io', '--all', '--wait=true']);
+    kubectl(['delete', 'priorityclass', 'noderotation-placeholder', '--ignore-not-found']);
   });
 
   it('accepts a reference-style RotationPolicy and fills in the schema defaults', () => {
@@ -72,6 +73,12 @@ describe('CRDs on a real apiserver', () => {
     const r = kubectl(['apply', '-f', '-', '-o', 'json'], stringify(plan));
     expect(r.code, r.err).toBe(0);
     expect(JSON.parse(r.out).spec.rules[0].overrides).toEqual({ surge: { cooldownAfter: '5m' } });
+  });
+
+  it('installs the placeholder PriorityClass', () => {
+    const r = kubectl(['apply', '-f', join(ROOT, 'deploy/placeholder-priorityclass.yaml'), '-o', 'json']);
+    expect(r.code, r.err).toBe(0);
+    expect(JSON.parse(r.out)).toMatchObject({ value: -10, preemptionPolicy: 'Never' });
   });
 
   it('prints the printer columns', () => {
