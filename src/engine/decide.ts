@@ -2,7 +2,6 @@
 // Within one call the engine applies its own actions in memory and decides again until nothing changes,
 // so one decision carries a transition through to the next wait (and deciding again after applying the
 // actions yields nothing new).
-import { createHash } from 'node:crypto';
 import type { RotationPolicy } from '../generated/api-types.js';
 import { nodePoolOf, NODEPOOL_LABEL, type NodeClaim, type NodePool } from '../karpenter/types.js';
 import type { Node, Pod } from '../kube/types.js';
@@ -224,9 +223,4 @@ export function decide(snapshot: Snapshot, now: number): Decision {
     .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
     .map((p) => decidePool(slices.get(p.metadata.name) as Snapshot, p.metadata.name, snapshot.policies, now));
   return { pools, actions: pools.flatMap((p) => p.actions) };
-}
-
-/** A stable digest of a decision's actions, for logs and tests. */
-export function digest(actions: readonly Action[]): string {
-  return createHash('sha256').update(JSON.stringify(actions)).digest('hex').slice(0, 12);
 }

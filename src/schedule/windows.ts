@@ -118,9 +118,3 @@ export function windowFigures(windows: readonly MaintenanceWindow[], now: number
     minGapSeconds: minGap / 1000,
   };
 }
-
-/** The start of the first occurrence at or after t, or the current one's start if t is inside one. */
-export function nextOpening(windows: readonly MaintenanceWindow[], t: number): Interval | null {
-  const occ = occurrences(windows, t - 2 * DAY_MS, t + 15 * DAY_MS);
-  return occ.find((iv) => iv.end > t) ?? null;
-}

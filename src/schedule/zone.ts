@@ -64,9 +64,3 @@ export function wallToInstant(zoneName: string, year: number, month: number, day
   if (valid.length > 0) return Math.min(...valid); // fall-back: the first occurrence
   return Math.max(...instants); // spring-forward gap: forward by the gap's length
 }
-
-/** The local calendar date (year, 1-based month, day, ISO weekday 1=Mon..7=Sun) of an instant in a zone. */
-export function localDate(zoneName: string, epochMs: number): { year: number; month: number; day: number } {
-  const shifted = new Date(epochMs + offsetMinutes(zoneName, epochMs) * 60_000);
-  return { year: shifted.getUTCFullYear(), month: shifted.getUTCMonth() + 1, day: shifted.getUTCDate() };
-}
