@@ -8,19 +8,23 @@ import { A, parseTime, STATE } from './annotations.js';
 import type { ClusterIndex } from './cluster-index.js';
 
 // NodeClaim.spec is immutable and creationTimestamp never changes; the engine never mutates an object, so a
-// claim object's deadline is fixed for its lifetime.
-const deadlines = new WeakMap<NodeClaim, number | null>();
+// claim object's creation time and deadline are fixed for its lifetime (and read for every claim each pass).
+const times = new WeakMap<NodeClaim, { created: number; deadline: number | null }>();
+
+function timesOf(claim: NodeClaim): { created: number; deadline: number | null } {
+  let t = times.get(claim);
+  if (!t) {
+    const E = parseExpireAfter(claim.spec.expireAfter ?? 'Never');
+    const created = parseTime(claim.metadata.creationTimestamp) ?? 0;
+    t = { created, deadline: E === null || claim.metadata.creationTimestamp === undefined ? null : created + E * 1000 };
+    times.set(claim, t);
+  }
+  return t;
+}
 
 /** creationTimestamp + spec.expireAfter, or null for Never (no deadline). */
 export function deadlineOf(claim: NodeClaim): number | null {
-  let d = deadlines.get(claim);
-  if (d === undefined) {
-    const E = parseExpireAfter(claim.spec.expireAfter ?? 'Never');
-    const created = parseTime(claim.metadata.creationTimestamp);
-    d = E === null || created === null ? null : created + E * 1000;
-    deadlines.set(claim, d);
-  }
-  return d;
+  return timesOf(claim).deadline;
 }
 
 /** t_rot for this claim: its own terminationGracePeriod (1h fallback when unset). */
@@ -38,7 +42,7 @@ export function eligibleFrom(claim: NodeClaim, p: PolicyParams, periodSeconds: n
   const deadline = deadlineOf(claim);
   let at: number | null;
   if (deadline === null) at = null;
-  else if (p.ageThresholdOverride !== null) at = (parseTime(claim.metadata.creationTimestamp) as number) + p.ageThresholdOverride * 1000;
+  else if (p.ageThresholdOverride !== null) at = timesOf(claim).created + p.ageThresholdOverride * 1000;
   else at = deadline - (p.minRotationChances * periodSeconds + claimRotationBound(claim, p.readyTimeout)) * 1000;
   eligibility.set(claim, { p, period: periodSeconds, at });
   return at;
@@ -82,11 +86,11 @@ export function notCandidateBecause(claim: NodeClaim, p: PolicyParams, periodSec
 
 /** Earliest deadline first; ties by oldest creationTimestamp, then name (§3.2). */
 export function byDeadline(a: NodeClaim, b: NodeClaim): number {
-  const da = deadlineOf(a) ?? Infinity;
-  const db = deadlineOf(b) ?? Infinity;
+  const ta = timesOf(a);
+  const tb = timesOf(b);
+  const da = ta.deadline ?? Infinity;
+  const db = tb.deadline ?? Infinity;
   if (da !== db) return da - db;
-  const ca = parseTime(a.metadata.creationTimestamp) ?? 0;
-  const cb = parseTime(b.metadata.creationTimestamp) ?? 0;
-  if (ca !== cb) return ca - cb;
+  if (ta.created !== tb.created) return ta.created - tb.created;
   return a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0;
 }

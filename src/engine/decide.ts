@@ -174,8 +174,9 @@ function step(s: Snapshot, poolName: string, st: Static): Step {
   const pool = s.nodePools.find((p) => p.metadata.name === poolName) as NodePool;
   const { report, ...rest } = st;
   const c: PoolContext = { ...rest, snapshot: s, idx: indexSnapshot(s), pool, wakeups: [...st.wakeups] };
-  const eligible = candidates(c);
   const anchor = pool.metadata.annotations?.[A.activeRotation];
+  // With a rotation in flight no candidate is picked; decidePool counts them once, on the final state.
+  const eligible = anchor ? { count: 0, first: undefined } : candidates(c);
   const base = { ...report, candidates: eligible.count, inProgress: false, activeRotation: null, mode: null as Mode | null, drainStuck: false, idle: null as string | null };
   if (anchor) {
     const progress = advance(c, anchor);
@@ -213,7 +214,12 @@ function decidePool(slice: Snapshot, poolName: string, policies: RotationPolicy[
     state = apply(state, effective, now);
   }
   const future = (last?.wakeups ?? []).filter((t) => t > now);
-  return { nodePool: poolName, actions, report: (last as Step).report, requeueAt: future.length ? Math.min(...future) : null };
+  let report = (last as Step).report;
+  if (report.inProgress) {
+    const pool = state.nodePools[0] as NodePool;
+    report = { ...report, candidates: candidates({ ...st, snapshot: state, idx: indexSnapshot(state), pool, wakeups: [] }).count };
+  }
+  return { nodePool: poolName, actions, report, requeueAt: future.length ? Math.min(...future) : null };
 }
 
 /** The decision for every NodePool, in name order. Pure: the snapshot and `now` are all it reads. */
