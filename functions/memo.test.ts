@@ -1,6 +1,6 @@
 import { toBinary, type JsonObject } from '@bufbuild/protobuf';
 import { describe, expect, it } from 'vitest';
-import { figuresCache } from './figures.js';
+import { figuresCache } from '../src/schedule/figures-cache.js';
 import { nodePool, scaledPlan, TOKYO_WED_SAT } from './fixtures.js';
 import { RunFunctionResponseSchema } from './generated/fn/v1/run_function_pb.js';
 import { canonicalJson, outcomeMemo } from './memo.js';

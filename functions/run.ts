@@ -31,7 +31,7 @@ import {
   type RunFunctionResponse,
 } from './generated/fn/v1/run_function_pb.js';
 import { freezeStruct } from './codec.js';
-import { figuresCache, type FiguresCache, type FiguresFor } from './figures.js';
+import { figuresCache, type FiguresCache, type FiguresFor } from '../src/schedule/figures-cache.js';
 import type { OutcomeMemo } from './memo.js';
 import { parseInput } from './input.js';
 

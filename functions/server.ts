@@ -11,7 +11,7 @@ import {
   type HealthCheckRequest,
   type HealthCheckResponse,
 } from './generated/grpc/health/v1/health_pb.js';
-import { figuresCache } from './figures.js';
+import { figuresCache } from '../src/schedule/figures-cache.js';
 import { outcomeMemo } from './memo.js';
 import { functionMetrics, serveMetrics, type RunOutcome } from './metrics.js';
 import { run, suppliedNodePools } from './run.js';

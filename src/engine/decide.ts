@@ -9,7 +9,8 @@ import { derive } from '../derivation/derive.js';
 import { policyParams, type PolicyParams } from '../derivation/params.js';
 import { shortLeadClaims } from '../derivation/short-lead.js';
 import { governingPolicy } from '../policy/resolve.js';
-import { occurrences, windowFigures, type WindowFigures } from '../schedule/windows.js';
+import { occurrences, type WindowFigures } from '../schedule/windows.js';
+import { figuresCache } from '../schedule/figures-cache.js';
 import { isValidTimezone } from '../schedule/zone.js';
 import { A, parseTime } from './annotations.js';
 import { eligibleFrom, retryAt, retryCount } from './candidates.js';
@@ -22,19 +23,11 @@ import type { Action, Decision, Mode, PoolDecision, PoolReport, Snapshot } from 
 
 const DAY = 86_400_000;
 
-/** Window figures per (windows, calendar day): they change only with the calendar, so they are memoised. */
-const figuresMemo = new Map<string, WindowFigures>();
+/** Window figures per (windows, calendar day): taken over the coming year from the start of the UTC day. */
+const figuresMemo = figuresCache(4096);
 function figuresFor(p: PolicyParams, now: number): WindowFigures | null {
   if (p.windows.some((w) => !isValidTimezone(w.timezone))) return null;
-  const day = Math.floor(now / DAY) * DAY;
-  const key = `${day}|${JSON.stringify(p.windows)}`;
-  let hit = figuresMemo.get(key);
-  if (!hit) {
-    if (figuresMemo.size > 4096) figuresMemo.clear();
-    hit = windowFigures(p.windows, day);
-    figuresMemo.set(key, hit);
-  }
-  return hit;
+  return figuresMemo.at(Math.floor(now / DAY) * DAY)(p.windows);
 }
 
 const paramsMemo = new WeakMap<RotationPolicy, PolicyParams | null>();

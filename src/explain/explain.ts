@@ -9,7 +9,8 @@ import { policyParams } from '../derivation/params.js';
 import { shortLeadFindings } from '../derivation/short-lead.js';
 import { expandPlan, type ExpansionError } from '../plan/expand.js';
 import { governingPolicy } from '../policy/resolve.js';
-import { windowFigures, type WindowFigures } from '../schedule/windows.js';
+import type { WindowFigures } from '../schedule/windows.js';
+import { figuresCache } from '../schedule/figures-cache.js';
 
 export interface ReportFinding {
   severity: 'fatal' | 'warning';
@@ -31,20 +32,6 @@ export interface ExplainResult {
   planErrors: (ExpansionError & { plan: string })[];
   /** Findings about a plan as a whole (e.g. it governs nothing). */
   planFindings: (Finding & { plan: string })[];
-}
-
-/** Window figures depend only on the windows and the calendar; NodePools sharing a plan share them. */
-export function windowFiguresCache(now: number): (windows: readonly MaintenanceWindow[]) => WindowFigures {
-  const cache = new Map<string, WindowFigures>();
-  return (windows) => {
-    const key = JSON.stringify(windows);
-    let hit = cache.get(key);
-    if (!hit) {
-      hit = windowFigures(windows, now);
-      cache.set(key, hit);
-    }
-    return hit;
-  };
 }
 
 export interface PoolAnalysis {
@@ -100,7 +87,7 @@ export function explain(inputs: Pick<Inputs, 'policies' | 'plans' | 'nodePools' 
     }
   }
   const claimsGiven = inputs.nodeClaims.length > 0;
-  const figuresFor = windowFiguresCache(now);
+  const figuresFor = figuresCache().at(now);
   const pools = [...inputs.nodePools].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
   for (const pool of pools) {
     const name = pool.metadata.name;

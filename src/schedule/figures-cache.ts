@@ -1,10 +1,9 @@
-// Window figures memoised across RunFunction calls. Taking P, D and gap over a year of the real calendar costs
-// tens of milliseconds per window set, while Crossplane calls the function every minute per plan with the same
-// windows and (the calendar start being a day) the same instant: a process-wide cache keyed by both makes a
-// steady-state call cost only the per-NodePool arithmetic. The result is a pure function of the key, so
-// caching cannot change any output.
-import type { MaintenanceWindow } from '../src/generated/api-types.js';
-import { windowFigures, type WindowFigures } from '../src/schedule/windows.js';
+// Window figures memoised by (calendar start, windows). Taking P, D and gap over a year of the real calendar
+// costs milliseconds per window set, while the function (every Crossplane poll), the engine (every pass) and
+// explain (every NodePool of a plan) ask again and again for the same windows from the same calendar start
+// (a UTC day). The result is a pure function of the key, so caching cannot change any output.
+import type { MaintenanceWindow } from '../generated/api-types.js';
+import { windowFigures, type WindowFigures } from './windows.js';
 
 export type FiguresFor = (windows: readonly MaintenanceWindow[]) => WindowFigures;
 
