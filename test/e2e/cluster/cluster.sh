@@ -168,58 +168,50 @@ build_karpenter() {
   fi
 }
 
-# The Crossplane CLI (crank, renamed crossplane) for `crossplane render` tests; no cluster component needs it.
-# It has no wrapper module: the Go module proxy here answers 403 Forbidden for every version of
-# github.com/crossplane/crossplane/v2 (docs/cluster.md), so `go mod tidy` cannot write one. `go install
-# pkg@version` is tried instead, so the build works wherever the proxy serves it; where it does not, this
-# warns and the rest of the cluster still builds. A binary already in the cache is reused either way.
-build_crossplane() {
-  local name=crossplane dir dest gobin
-  dir="${bin_root}/${name}-${crossplane_version}"
-  dest="${dir}/${name}"
-  if [[ -x "${dest}" ]]; then
-    log "reuse ${dest}"
-    return 0
-  fi
-  mkdir -p "${dir}"
-  gobin="$(mktemp -d "${dir}/gobin.XXXXXX")"
-  log "building crossplane ${crossplane_version} (go install github.com/crossplane/crossplane/v2/cmd/crank@${crossplane_version})"
-  local timer=()
-  [[ -x /usr/bin/time ]] && timer=(/usr/bin/time -v -o "${dir}/build-stats.txt")
-  if (cd "${dir}" && GOBIN="${gobin}" CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-buildvcs=false \
-    "${timer[@]}" go install -p 2 -trimpath \
-    -ldflags "-s -w -X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=${crossplane_version}" \
-    "github.com/crossplane/crossplane/v2/cmd/crank@${crossplane_version}") >"${dir}/build.log" 2>&1; then
-    mv -f "${gobin}/crank" "${dest}"
-    rm -rf "${gobin}" "${dir}/build.log"
-  else
-    rm -rf "${gobin}"
-    log "WARNING: crossplane ${crossplane_version} could not be built here (${dir}/build.log):"
-    sed 's/^/    /' "${dir}/build.log" | head -n 5 >&2
-    log "WARNING: continuing without crossplane; the cluster does not need it (docs/cluster.md)"
-    rm -f "${dir}/build-stats.txt"
-    rmdir "${dir}" 2>/dev/null || true
-  fi
-}
-
-# kubeconform checks our published schemas the way users run it (test/e2e/kubeconform.test.ts). A plain
-# `go install pkg@version`: it has no replace directives, and its go.sum pins its dependencies.
-build_kubeconform() {
-  local name=kubeconform dir gobin
-  dir="${bin_root}/${name}-${kubeconform_version}"
+# Tools that are no cluster component, built with a plain `go install pkg@version` into
+# <cache>/bin/<name>-<version>/<name> (reused when present).
+#   go_install_tool <name> <version> <package> <ldflags> <required|optional>
+# An optional tool that does not build is a warning; the cluster does not need it.
+go_install_tool() {
+  local name="$1" version="$2" pkg="$3" ldflags="$4" need="$5" dir gobin built
+  dir="${bin_root}/${name}-${version}"
   if [[ -x "${dir}/${name}" ]]; then
     log "reuse ${dir}/${name}"
     return 0
   fi
   mkdir -p "${dir}"
   gobin="$(mktemp -d "${dir}/gobin.XXXXXX")"
-  log "building kubeconform ${kubeconform_version}"
-  (cd "${dir}" && GOBIN="${gobin}" CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-buildvcs=false \
-    go install -p 2 -trimpath -ldflags "-s -w -X main.version=${kubeconform_version}" \
-    "github.com/yannh/kubeconform/cmd/kubeconform@${kubeconform_version}") >"${dir}/build.log" 2>&1 \
-    || { sed 's/^/    /' "${dir}/build.log" | head -n 5 >&2; die "kubeconform ${kubeconform_version} did not build (${dir}/build.log)"; }
-  mv -f "${gobin}/kubeconform" "${dir}/${name}"
-  rm -rf "${gobin}" "${dir}/build.log"
+  log "building ${name} ${version} (go install ${pkg}@${version})"
+  local timer=()
+  [[ -x /usr/bin/time ]] && timer=(/usr/bin/time -v -o "${dir}/build-stats.txt")
+  if (cd "${dir}" && GOBIN="${gobin}" CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-buildvcs=false \
+    "${timer[@]}" go install -p 2 -trimpath -ldflags "-s -w ${ldflags}" "${pkg}@${version}") >"${dir}/build.log" 2>&1; then
+    built="$(find "${gobin}" -type f | head -n 1)"
+    mv -f "${built}" "${dir}/${name}"
+    rm -rf "${gobin}" "${dir}/build.log"
+    return 0
+  fi
+  rm -rf "${gobin}"
+  sed 's/^/    /' "${dir}/build.log" | head -n 5 >&2
+  [[ "${need}" == required ]] && die "${name} ${version} did not build (${dir}/build.log)"
+  log "WARNING: ${name} ${version} could not be built here; continuing without it (docs/cluster.md)"
+  rm -rf "${dir}"
+}
+
+# The Crossplane CLI (crank, renamed crossplane) for `crossplane render` tests. It has no wrapper module:
+# the Go module proxy here answers 403 Forbidden for every version of github.com/crossplane/crossplane/v2
+# (docs/cluster.md), so `go mod tidy` cannot write one; `go install` is tried so that it builds wherever
+# the proxy serves it. Optional: the cluster does not need it.
+build_crossplane() {
+  go_install_tool crossplane "${crossplane_version}" github.com/crossplane/crossplane/v2/cmd/crank \
+    "-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=${crossplane_version}" optional
+}
+
+# kubeconform checks our published schemas the way users run it (test/e2e/kubeconform.test.ts). It has no
+# replace directives, and its go.sum pins its dependencies.
+build_kubeconform() {
+  go_install_tool kubeconform "${kubeconform_version}" github.com/yannh/kubeconform/cmd/kubeconform \
+    "-X main.version=${kubeconform_version}" required
 }
 
 # Source directory of a module in the Go module cache (downloads it if needed).
