@@ -9,9 +9,8 @@
 // headroom check (footprint 500m) passes while no 1-cpu instance type fits the remaining 500m.
 import { describe, expect, it } from 'vitest';
 import { A } from '../../src/engine/annotations.js';
-import type { RotationPolicy } from '../../src/generated/api-types.js';
 import { deployment, useCluster } from './helpers/context.js';
-import { reconcileOnce } from './helpers/engine-shell.js';
+import { anytimePolicy, reconcileOnce } from './helpers/engine-shell.js';
 import { podRunningReady, waitFor } from './helpers/k8s.js';
 
 describe('a surge that cannot land', () => {
@@ -37,18 +36,8 @@ describe('a surge that cannot land', () => {
     const name = claim!.metadata.name as string;
     const nodeName = claim!.status?.nodeName as string;
 
-    const policy: RotationPolicy = {
-      apiVersion: 'noderotation.io/v1alpha1',
-      kind: 'RotationPolicy',
-      metadata: { name: 'e2e' },
-      spec: {
-        nodePools: [pool],
-        maintenanceWindows: [{ timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start: '00:00', end: '00:00' }],
-        ageThreshold: '1s',
-        // A short readyTimeout keeps the test short; failurePause keeps it to one attempt.
-        surge: { readyTimeout: '20s', failurePause: '30m', retryBackoff: '30m', placeholder: { priorityClassName: priorityClass } },
-      },
-    };
+    // A short readyTimeout keeps the test short; failurePause keeps it to one attempt.
+    const policy = anytimePolicy(pool, { readyTimeout: '20s', failurePause: '30m', retryBackoff: '30m', placeholder: { priorityClassName: priorityClass } });
 
     const events: string[] = [];
     await waitFor('the attempt to start: the candidate cordoned and protected, the placeholder pending', async () => {

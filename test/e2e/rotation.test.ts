@@ -7,9 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { A } from '../../src/engine/annotations.js';
 import { surgeReady } from '../../src/engine/placeholder.js';
 import { indexSnapshot } from '../../src/engine/cluster-index.js';
-import type { RotationPolicy } from '../../src/generated/api-types.js';
 import { fakeContainer, onPool, useCluster } from './helpers/context.js';
-import { reconcileOnce } from './helpers/engine-shell.js';
+import { anytimePolicy, reconcileOnce } from './helpers/engine-shell.js';
 import { podRunningReady, waitFor } from './helpers/k8s.js';
 
 describe('a surge rotation driven by the engine', () => {
@@ -49,18 +48,8 @@ describe('a surge rotation driven by the engine', () => {
     }, { timeoutMs: 180_000 });
     const oldName = oldClaim!.metadata.name as string;
 
-    const policy: RotationPolicy = {
-      apiVersion: 'noderotation.io/v1alpha1',
-      kind: 'RotationPolicy',
-      metadata: { name: 'e2e' },
-      spec: {
-        nodePools: [pool],
-        maintenanceWindows: [{ timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start: '00:00', end: '00:00' }],
-        // Every node is old enough at once; gate A (cooldownAfter) keeps the test to one rotation.
-        ageThreshold: '1s',
-        surge: { readyTimeout: '5m', cooldownAfter: '30m', placeholder: { priorityClassName: priorityClass } },
-      },
-    };
+    // Gate A (cooldownAfter) keeps the test to one rotation.
+    const policy = anytimePolicy(pool, { readyTimeout: '5m', cooldownAfter: '30m', placeholder: { priorityClassName: priorityClass } });
 
     const seen: string[] = [];
     let deletedWhileSurgeReady: boolean | null = null;

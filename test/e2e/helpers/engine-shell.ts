@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { A } from '../../../src/engine/annotations.js';
 import { decide } from '../../../src/engine/decide.js';
 import type { Action, Decision, Snapshot } from '../../../src/engine/types.js';
-import type { RotationPolicy } from '../../../src/generated/api-types.js';
+import type { RotationPolicy, Surge } from '../../../src/generated/api-types.js';
 import { readClusterEnv } from './cluster.js';
 
 const env = readClusterEnv();
@@ -71,4 +71,22 @@ export function reconcileOnce(pool: string, namespace: string, policy: RotationP
   const decision = decide(seen, Date.now());
   for (const a of decision.actions) execute(a, namespace);
   return { decision, seen };
+}
+
+/**
+ * A policy for a test: the window always open and every node old enough at once (ageThreshold 1s), so a
+ * rotation starts on the first pass; the test's surge settings decide what happens next.
+ */
+export function anytimePolicy(pool: string, surge: Surge): RotationPolicy {
+  return {
+    apiVersion: 'noderotation.io/v1alpha1',
+    kind: 'RotationPolicy',
+    metadata: { name: 'e2e' },
+    spec: {
+      nodePools: [pool],
+      maintenanceWindows: [{ timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start: '00:00', end: '00:00' }],
+      ageThreshold: '1s',
+      surge,
+    },
+  };
 }
