@@ -3,7 +3,13 @@ import { defineConfig } from 'vitest/config';
 // Unit and in-process tests. The end-to-end suite (real cluster) has its own config: vitest.e2e.config.ts.
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/unit/**/*.test.ts', 'functions/**/*.test.ts', 'controller/**/*.test.ts', 'scripts/**/*.test.ts'],
+    include: [
+      'src/**/*.test.ts',
+      'test/unit/**/*.test.ts',
+      'functions/**/*.test.ts',
+      'controller/**/*.test.ts',
+      'scripts/**/*.test.ts',
+    ],
     exclude: ['test/e2e/**', 'node_modules/**', 'dist/**'],
     testTimeout: 60_000,
   },

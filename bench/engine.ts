@@ -19,17 +19,41 @@ function fleet(pools: number, perPool: number): Snapshot {
   const nodes: Node[] = [];
   for (let p = 0; p < pools; p++) {
     const pool = `pool-${p}`;
-    policies.push({ apiVersion: 'noderotation.io/v1alpha1', kind: 'RotationPolicy', metadata: { name: pool }, spec: { nodePools: [pool], maintenanceWindows: [{ timezone: p % 2 ? 'Asia/Tokyo' : 'Europe/Berlin', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' }] } });
-    nodePools.push({ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name: pool }, spec: { template: { spec: { expireAfter: '336h', terminationGracePeriod: '1h' } } } });
+    policies.push({
+      apiVersion: 'noderotation.io/v1alpha1',
+      kind: 'RotationPolicy',
+      metadata: { name: pool },
+      spec: {
+        nodePools: [pool],
+        maintenanceWindows: [
+          { timezone: p % 2 ? 'Asia/Tokyo' : 'Europe/Berlin', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' },
+        ],
+      },
+    });
+    nodePools.push({
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodePool',
+      metadata: { name: pool },
+      spec: { template: { spec: { expireAfter: '336h', terminationGracePeriod: '1h' } } },
+    });
     for (let i = 0; i < perPool; i++) {
       const name = `${pool}-${i}`;
       nodeClaims.push({
-        apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim',
-        metadata: { name, creationTimestamp: iso(NOW - ((i * 7 + p) % 14) * DAY), labels: { 'karpenter.sh/nodepool': pool } },
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodeClaim',
+        metadata: {
+          name,
+          creationTimestamp: iso(NOW - ((i * 7 + p) % 14) * DAY),
+          labels: { 'karpenter.sh/nodepool': pool },
+        },
         spec: { expireAfter: '336h', terminationGracePeriod: '1h' },
         status: { nodeName: `node-${name}`, conditions: [{ type: 'Ready', status: 'True' }] },
       });
-      nodes.push({ metadata: { name: `node-${name}`, labels: { 'karpenter.sh/nodepool': pool } }, spec: {}, status: { conditions: [{ type: 'Ready', status: 'True' }] } });
+      nodes.push({
+        metadata: { name: `node-${name}`, labels: { 'karpenter.sh/nodepool': pool } },
+        spec: {},
+        status: { conditions: [{ type: 'Ready', status: 'True' }] },
+      });
     }
   }
   return { policies, nodePools, nodeClaims, nodes, pods: [], namespace: 'noderotation-system' };
@@ -50,18 +74,34 @@ for (let i = 0; i < 25; i++) {
   times.push(performance.now() - t);
   if (i === 0) console.log(`decision: ${d.pools.length} pools, ${d.actions.length} actions`);
 }
-console.log(`one decision, 10000 NodeClaims / 200 NodePools: median ${median(times).toFixed(1)} ms, min ${Math.min(...times).toFixed(1)} ms (25 runs after 5 warm-up)`);
+console.log(
+  `one decision, 10000 NodeClaims / 200 NodePools: median ${median(times).toFixed(1)} ms, min ${Math.min(...times).toFixed(1)} ms (25 runs after 5 warm-up)`,
+);
 
 const year: Scenario = {
-  apiVersion: 'noderotation.io/v1alpha1', kind: 'Scenario', metadata: { name: 'year-1000' },
+  apiVersion: 'noderotation.io/v1alpha1',
+  kind: 'Scenario',
+  metadata: { name: 'year-1000' },
   spec: {
-    start: '2027-01-04T00:00:00Z', duration: process.argv[2] ?? '8760h',
+    start: '2027-01-04T00:00:00Z',
+    duration: process.argv[2] ?? '8760h',
     nodePool: { name: 'general', expireAfter: '336h', terminationGracePeriod: '1h' },
-    policy: { maintenanceWindows: [{ timezone: 'Europe/Berlin', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri'], start: '22:00', end: '06:00' }] },
-    fleet: [{ count: 250, age: '0h' }, { count: 250, age: '84h' }, { count: 250, age: '168h' }, { count: 250, age: '252h' }],
+    policy: {
+      maintenanceWindows: [
+        { timezone: 'Europe/Berlin', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri'], start: '22:00', end: '06:00' },
+      ],
+    },
+    fleet: [
+      { count: 250, age: '0h' },
+      { count: 250, age: '84h' },
+      { count: 250, age: '168h' },
+      { count: 250, age: '252h' },
+    ],
     behaviour: { seed: 1 },
   },
 };
 const t = performance.now();
 const r = simulate(year);
-console.log(`simulated ${year.spec.duration} of a 1000-node fleet: ${((performance.now() - t) / 1000).toFixed(1)} s (${r.rotations.graceful} graceful rotations, ${r.forcefulExpirations} forceful expirations)`);
+console.log(
+  `simulated ${year.spec.duration} of a 1000-node fleet: ${((performance.now() - t) / 1000).toFixed(1)} s (${r.rotations.graceful} graceful rotations, ${r.forcefulExpirations} forceful expirations)`,
+);

@@ -18,7 +18,12 @@ import { create, type JsonObject } from '@bufbuild/protobuf';
 import { credentials, makeGenericClientConstructor, type ServiceError } from '@grpc/grpc-js';
 import { decode, encode } from '../functions/codec.js';
 import { scaledPlan } from '../functions/fixtures.js';
-import { RunFunctionRequestSchema, RunFunctionResponseSchema, StateSchema, type RunFunctionResponse } from '../functions/generated/fn/v1/run_function_pb.js';
+import {
+  RunFunctionRequestSchema,
+  RunFunctionResponseSchema,
+  StateSchema,
+  type RunFunctionResponse,
+} from '../functions/generated/fn/v1/run_function_pb.js';
 import { planRequest } from '../functions/request.js';
 import { functionRunnerService, MAX_MESSAGE_BYTES } from '../functions/service.js';
 
@@ -31,10 +36,26 @@ const BUDGET_MS = 60_000; // per measurement
 
 async function startServer(): Promise<{ port: number; metricsPort: number; stop: () => Promise<void> }> {
   const entry = `import { main } from ${JSON.stringify(join(ROOT, 'src', 'cli', 'main.ts'))}; process.exitCode = await main(process.argv.slice(1), { stdout: process.stdout, stderr: process.stderr });`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', entry, 'function', '--insecure', '--address', '127.0.0.1:0', '--metrics-address', '127.0.0.1:0'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      entry,
+      'function',
+      '--insecure',
+      '--address',
+      '127.0.0.1:0',
+      '--metrics-address',
+      '127.0.0.1:0',
+    ],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const deadline = Date.now() + 30_000;
@@ -46,26 +67,40 @@ async function startServer(): Promise<{ port: number; metricsPort: number; stop:
   return {
     port,
     metricsPort,
-    stop: () => new Promise((resolve) => {
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    }),
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
   };
 }
 
 /** RunFunction with bytes in and bytes out: the same path and framing, no client-side (de)serialisation. */
 function rawClient(port: number): { call: (request: Buffer) => Promise<Buffer>; close: () => void } {
   const identity = (b: Buffer): Buffer => b;
-  const def = { RunFunction: { ...functionRunnerService.RunFunction, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity } };
+  const def = {
+    RunFunction: {
+      ...functionRunnerService.RunFunction,
+      requestSerialize: identity,
+      requestDeserialize: identity,
+      responseSerialize: identity,
+      responseDeserialize: identity,
+    },
+  };
   const Client = makeGenericClientConstructor(def as never, 'FunctionRunnerService');
   const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure(), {
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
     'grpc-node.flow_control_window': MAX_MESSAGE_BYTES,
   });
-  const method = (client as unknown as Record<string, (req: Buffer, cb: (err: ServiceError | null, rsp?: Buffer) => void) => void>).RunFunction as (req: Buffer, cb: (err: ServiceError | null, rsp?: Buffer) => void) => void;
+  const method = (
+    client as unknown as Record<string, (req: Buffer, cb: (err: ServiceError | null, rsp?: Buffer) => void) => void>
+  ).RunFunction as (req: Buffer, cb: (err: ServiceError | null, rsp?: Buffer) => void) => void;
   return {
-    call: (request) => new Promise((resolve, reject) => method.call(client, request, (err, rsp) => (err ? reject(err) : resolve(rsp as Buffer)))),
+    call: (request) =>
+      new Promise((resolve, reject) =>
+        method.call(client, request, (err, rsp) => (err ? reject(err) : resolve(rsp as Buffer))),
+      ),
     close: () => client.close(),
   };
 }
@@ -75,18 +110,22 @@ const bytes = (r: ReturnType<typeof planRequest>): Buffer => Buffer.from(encode(
 function check(rsp: Buffer, n: number): RunFunctionResponse {
   const decoded = decode<RunFunctionResponse>(RunFunctionResponseSchema, rsp);
   const policies = Object.keys(decoded.desired?.resources ?? {}).length;
-  if (policies !== n) throw new Error(`expected ${n} policies, got ${policies}: ${decoded.results.map((r) => r.message).join('; ')}`);
+  if (policies !== n)
+    throw new Error(`expected ${n} policies, got ${policies}: ${decoded.results.map((r) => r.message).join('; ')}`);
   return decoded;
 }
 
-const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] as number;
+const quantile = (sorted: number[], q: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] as number;
 const ms = (x: number): string => x.toFixed(2);
 
 /** The server's own handler-time histogram (all outcomes), cumulative counts by bucket bound in seconds. */
 async function handlerHistogram(metricsPort: number): Promise<Map<number, number>> {
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
   const out = new Map<number, number>();
-  for (const m of text.matchAll(/^function_noderotation_run_duration_seconds_bucket\{le="([^"]+)",result="[a-z]+"\} (\d+)$/gm)) {
+  for (const m of text.matchAll(
+    /^function_noderotation_run_duration_seconds_bucket\{le="([^"]+)",result="[a-z]+"\} (\d+)$/gm,
+  )) {
     const le = m[1] === '+Inf' ? Infinity : Number(m[1]);
     out.set(le, (out.get(le) ?? 0) + Number(m[2]));
   }
@@ -128,10 +167,13 @@ async function main(): Promise<void> {
       const steadyRequest = planRequest({ composite: xr, nodePools: pools });
       steadyRequest.observed = create(StateSchema, {
         composite: { resource: xr },
-        resources: Object.fromEntries(Object.entries(first.desired?.resources ?? {}).map(([k, r]) => [k, { resource: r.resource as JsonObject }])),
+        resources: Object.fromEntries(
+          Object.entries(first.desired?.resources ?? {}).map(([k, r]) => [k, { resource: r.resource as JsonObject }]),
+        ),
       });
       const steady = bytes(steadyRequest);
-      if (!(await client.call(steady)).equals(firstRsp)) throw new Error('the steady-state answer differs from the first');
+      if (!(await client.call(steady)).equals(firstRsp))
+        throw new Error('the steady-state answer differs from the first');
       // A plan edit on every call (retryBackoff changes): nothing memoised applies, every NodePool is
       // expanded and analysed again (the window figures stay cached: the windows did not change).
       const editCalls = Math.ceil((LATENCY_CALLS[n] as number) / 4);
@@ -161,14 +203,20 @@ async function main(): Promise<void> {
       const throughput = issued / ((performance.now() - t0) / 1000);
 
       const kib = (b: number): string => (b / 1024).toFixed(0);
-      rows.push(`| ${n} | ${kib(steady.length)} | ${kib(firstRsp.length)} | ${ms(quantile(warm, 0.5))} | ${ms(quantile(warm, 0.99))} | ${bucketQuantile(before, after, 0.5)} | ${bucketQuantile(before, after, 0.99)} | ${throughput.toFixed(0)} | ${ms(quantile(cold, 0.5))} | ${ms(quantile(cold, 0.99))} |`);
+      rows.push(
+        `| ${n} | ${kib(steady.length)} | ${kib(firstRsp.length)} | ${ms(quantile(warm, 0.5))} | ${ms(quantile(warm, 0.99))} | ${bucketQuantile(before, after, 0.5)} | ${bucketQuantile(before, after, 0.99)} | ${throughput.toFixed(0)} | ${ms(quantile(cold, 0.5))} | ${ms(quantile(cold, 0.99))} |`,
+      );
     }
   } finally {
     client.close();
     await server.stop();
   }
-  console.log(`Node ${process.version}, ${os.cpus().length} CPUs, load average ${os.loadavg()[0]?.toFixed(1)} at the end; steady: same request repeated (p50/p99 sequential, throughput with ${CONCURRENCY} calls in flight); handler: the server's own time per call from its histogram (bucket bounds); plan edit: a different plan every call\n`);
-  console.log('| NodePools | request KiB | response KiB | steady p50 ms | steady p99 ms | handler p50 ms | handler p99 ms | steady calls/s | plan edit p50 ms | plan edit p99 ms |');
+  console.log(
+    `Node ${process.version}, ${os.cpus().length} CPUs, load average ${os.loadavg()[0]?.toFixed(1)} at the end; steady: same request repeated (p50/p99 sequential, throughput with ${CONCURRENCY} calls in flight); handler: the server's own time per call from its histogram (bucket bounds); plan edit: a different plan every call\n`,
+  );
+  console.log(
+    '| NodePools | request KiB | response KiB | steady p50 ms | steady p99 ms | handler p50 ms | handler p99 ms | steady calls/s | plan edit p50 ms | plan edit p99 ms |',
+  );
   console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) console.log(row);
 }

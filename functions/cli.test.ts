@@ -46,25 +46,43 @@ const WINDOWS = '[{timezone: UTC, days: [Wed, Sat], start: "02:00", end: "06:00"
 
 describe('noderotation render', () => {
   it('exits 1 on a plan that cannot work, prints the FATAL with its fix and no policy', async () => {
-    const r = await cli(['render', '-f', join(EXAMPLES, 'xr.yaml'), '-f', join(EXAMPLES, 'fatal', 'required-nodepools.yaml')]);
+    const r = await cli([
+      'render',
+      '-f',
+      join(EXAMPLES, 'xr.yaml'),
+      '-f',
+      join(EXAMPLES, 'fatal', 'required-nodepools.yaml'),
+    ]);
     expect(r.code).toBe(1);
     expect(r.out).toBe('');
-    expect(r.err).toContain('FATAL NonPositiveAgeThreshold: NodePool general (RotationPolicy platform-general): spec.defaults.ageThreshold: expireAfter 3d');
+    expect(r.err).toContain(
+      'FATAL NonPositiveAgeThreshold: NodePool general (RotationPolicy platform-general): spec.defaults.ageThreshold: expireAfter 3d',
+    );
   });
 
   it('exits 2 on invalid input (schema errors name file, document and field) and on merged settings that are no policy', async () => {
-    const tz = await cli(['render', '-f', '-'], PLAN('{maintenanceWindows: [{timezone: Mars/Base, days: [Sat], start: "02:00", end: "06:00"}]}'));
+    const tz = await cli(
+      ['render', '-f', '-'],
+      PLAN('{maintenanceWindows: [{timezone: Mars/Base, days: [Sat], start: "02:00", end: "06:00"}]}'),
+    );
     expect(tz.code).toBe(2);
-    expect(tz.err).toContain('(stdin), document 1 (MaintenancePlan/p): spec.defaults.maintenanceWindows[0].timezone: found "Mars/Base"');
+    expect(tz.err).toContain(
+      '(stdin), document 1 (MaintenancePlan/p): spec.defaults.maintenanceWindows[0].timezone: found "Mars/Base"',
+    );
     const merged = await cli(['render', '-f', '-'], PLAN('{minRotationChances: 2}'));
     expect(merged.code).toBe(2);
-    expect(merged.err).toContain('FATAL InvalidPolicy: MaintenancePlan p, NodePool a: spec.defaults.maintenanceWindows: found nothing');
+    expect(merged.err).toContain(
+      'FATAL InvalidPolicy: MaintenancePlan p, NodePool a: spec.defaults.maintenanceWindows: found nothing',
+    );
     expect((await cli(['render', '-f', join(ROOT, 'examples', 'nodepools.yaml')])).err).toContain('no MaintenancePlan');
     expect((await cli(['render'])).code).toBe(2);
   });
 
   it('quotes what YAML 1.1 readers (kubectl) would misread: times and timestamps stay strings', async () => {
-    const r = await cli(['render', '-f', '-'], PLAN(`{maintenanceWindows: ${WINDOWS}, freezes: [{start: "2027-12-24T00:00:00Z", end: "2028-01-02T00:00:00Z"}]}`));
+    const r = await cli(
+      ['render', '-f', '-'],
+      PLAN(`{maintenanceWindows: ${WINDOWS}, freezes: [{start: "2027-12-24T00:00:00Z", end: "2028-01-02T00:00:00Z"}]}`),
+    );
     expect(r.code).toBe(0);
     expect(r.out).toContain('start: "02:00"');
     expect(r.out).toContain('start: "2027-12-24T00:00:00Z"');
@@ -80,35 +98,74 @@ describe('noderotation function', () => {
 
   it('reads the certificate directory from TLS_SERVER_CERTS_DIR when --tls-certs-dir is not given', async () => {
     const io = { stdout: { write: () => true }, stderr: { write: () => true }, now: Date.now, readStdin: () => '' };
-    await expect(runFunctionCommand(['--address', '127.0.0.1:0'], io, { tlsServerCertsDir: '/nonexistent/certs', stopSignal: new Promise(() => {}) }))
-      .rejects.toThrow(/cannot read \/nonexistent\/certs\/ca\.crt/);
+    await expect(
+      runFunctionCommand(['--address', '127.0.0.1:0'], io, {
+        tlsServerCertsDir: '/nonexistent/certs',
+        stopSignal: new Promise(() => {}),
+      }),
+    ).rejects.toThrow(/cannot read \/nonexistent\/certs\/ca\.crt/);
   });
 
   it('serves with --insecure until the stop signal, then shuts down and exits 0', async () => {
     let err = '';
     let stop: (signal: string) => void = () => {};
-    const io = { stdout: { write: () => true }, stderr: { write: (t: string) => (err += t) }, now: Date.now, readStdin: () => '' };
-    const running = runFunctionCommand(['--insecure', '--address', '127.0.0.1:0', '--metrics-address', '127.0.0.1:0', '--debug'], io, {
-      stopSignal: new Promise((resolve) => (stop = resolve)),
-    });
+    const io = {
+      stdout: { write: () => true },
+      stderr: { write: (t: string) => (err += t) },
+      now: Date.now,
+      readStdin: () => '',
+    };
+    const running = runFunctionCommand(
+      ['--insecure', '--address', '127.0.0.1:0', '--metrics-address', '127.0.0.1:0', '--debug'],
+      io,
+      {
+        stopSignal: new Promise((resolve) => (stop = resolve)),
+      },
+    );
     while (!err.includes('serving')) await new Promise((r) => setTimeout(r, 10));
     const port = (JSON.parse(err.split('\n')[0] as string) as { port: number }).port;
     const client = functionClient(`127.0.0.1:${port}`);
-    const rsp = await client.runFunction(planRequest({ composite: WORKED_EXAMPLE.xr, nodePools: WORKED_EXAMPLE.pools }));
+    const rsp = await client.runFunction(
+      planRequest({ composite: WORKED_EXAMPLE.xr, nodePools: WORKED_EXAMPLE.pools }),
+    );
     client.close();
     expect(Object.keys(rsp.desired?.resources ?? {})).toEqual(['rotationpolicy-general']);
     stop('SIGTERM');
     expect(await running).toBe(0);
-    const lines = err.trim().split('\n').map((l) => JSON.parse(l) as { level: string; msg: string });
-    expect(lines.map((l) => l.msg)).toEqual(['function-noderotation serving', 'RunFunction', 'SIGTERM: shutting down', 'function-noderotation stopped']);
+    const lines = err
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { level: string; msg: string });
+    expect(lines.map((l) => l.msg)).toEqual([
+      'function-noderotation serving',
+      'RunFunction',
+      'SIGTERM: shutting down',
+      'function-noderotation stopped',
+    ]);
   });
 
   it('a real process: starts from the CLI, answers, and exits 0 on SIGTERM', async () => {
     const entry = `import { main } from ${JSON.stringify(join(ROOT, 'src', 'cli', 'main.ts'))}; process.exitCode = await main(process.argv.slice(1), { stdout: process.stdout, stderr: process.stderr });`;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', entry, 'function', '--insecure', '--address', '127.0.0.1:0', '--metrics-address', '127.0.0.1:0'], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        entry,
+        'function',
+        '--insecure',
+        '--address',
+        '127.0.0.1:0',
+        '--metrics-address',
+        '127.0.0.1:0',
+      ],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -118,9 +175,14 @@ describe('noderotation function', () => {
     }
     const { port, metricsPort } = JSON.parse(err.split('\n')[0] as string) as { port: number; metricsPort: number };
     const client = functionClient(`127.0.0.1:${port}`);
-    expect((await client.runFunction(planRequest({ composite: WORKED_EXAMPLE.xr, nodePools: WORKED_EXAMPLE.pools }))).results).toEqual([]);
+    expect(
+      (await client.runFunction(planRequest({ composite: WORKED_EXAMPLE.xr, nodePools: WORKED_EXAMPLE.pools })))
+        .results,
+    ).toEqual([]);
     client.close();
-    expect(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).toContain('function_noderotation_runs_total{result="success"} 1');
+    expect(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).toContain(
+      'function_noderotation_runs_total{result="success"} 1',
+    );
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(err).toContain('SIGTERM: shutting down');
@@ -137,6 +199,8 @@ describe('serving helpers', () => {
   });
 
   it('the calendar start is the start of the UTC day', () => {
-    expect(new Date(startOfUtcDay(Date.parse('2027-01-04T23:59:59.999Z'))).toISOString()).toBe('2027-01-04T00:00:00.000Z');
+    expect(new Date(startOfUtcDay(Date.parse('2027-01-04T23:59:59.999Z'))).toISOString()).toBe(
+      '2027-01-04T00:00:00.000Z',
+    );
   });
 });

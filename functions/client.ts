@@ -1,9 +1,20 @@
 // A small gRPC client for the function, as Crossplane would call it: for the tests, the benchmark and
 // debugging a running function. Same service definitions as the server, so same wire names and codec.
-import { credentials as grpcCredentials, makeGenericClientConstructor, Metadata, type ChannelCredentials, type Client, type ServiceError } from '@grpc/grpc-js';
+import {
+  credentials as grpcCredentials,
+  makeGenericClientConstructor,
+  Metadata,
+  type ChannelCredentials,
+  type Client,
+  type ServiceError,
+} from '@grpc/grpc-js';
 import type { RunFunctionRequest, RunFunctionResponse } from './generated/fn/v1/run_function_pb.js';
 import { create } from '@bufbuild/protobuf';
-import { HealthCheckRequestSchema, type HealthCheckRequest, type HealthCheckResponse } from './generated/grpc/health/v1/health_pb.js';
+import {
+  HealthCheckRequestSchema,
+  type HealthCheckRequest,
+  type HealthCheckResponse,
+} from './generated/grpc/health/v1/health_pb.js';
 import { functionRunnerService, healthService, MAX_MESSAGE_BYTES } from './service.js';
 
 type Unary<I, O> = (request: I, callback: (err: ServiceError | null, response?: O) => void) => void;
@@ -18,21 +29,43 @@ export interface FunctionClient {
 }
 
 function call<I, O>(client: Client, method: string, request: I, deadlineMs: number): Promise<O> {
-  const fn = (client as unknown as Record<string, Unary<I, O> & ((req: I, meta: unknown, opts: unknown, cb: unknown) => void)>)[method];
+  const fn = (
+    client as unknown as Record<string, Unary<I, O> & ((req: I, meta: unknown, opts: unknown, cb: unknown) => void)>
+  )[method];
   if (!fn) throw new Error(`no method ${method}`);
   return new Promise((resolve, reject) => {
-    fn.call(client, request, new Metadata(), { deadline: Date.now() + deadlineMs }, (err: ServiceError | null, response?: O) => (err ? reject(err) : resolve(response as O)));
+    fn.call(
+      client,
+      request,
+      new Metadata(),
+      { deadline: Date.now() + deadlineMs },
+      (err: ServiceError | null, response?: O) => (err ? reject(err) : resolve(response as O)),
+    );
   });
 }
 
 /** target: host:port; credentials: insecure unless given (e.g. credentials.createSsl(ca, key, cert)). */
-export function functionClient(target: string, creds: ChannelCredentials = grpcCredentials.createInsecure()): FunctionClient {
-  const options = { 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES, 'grpc.max_send_message_length': MAX_MESSAGE_BYTES, 'grpc-node.flow_control_window': MAX_MESSAGE_BYTES };
+export function functionClient(
+  target: string,
+  creds: ChannelCredentials = grpcCredentials.createInsecure(),
+): FunctionClient {
+  const options = {
+    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+    'grpc-node.flow_control_window': MAX_MESSAGE_BYTES,
+  };
   const runner = new RunnerClient(target, creds, options);
   const health = new HealthClient(target, creds, options);
   return {
-    runFunction: (request, deadlineMs = 30_000) => call<RunFunctionRequest, RunFunctionResponse>(runner, 'RunFunction', request, deadlineMs),
-    check: (service = '') => call<HealthCheckRequest, HealthCheckResponse>(health, 'Check', create(HealthCheckRequestSchema, { service }), 10_000),
+    runFunction: (request, deadlineMs = 30_000) =>
+      call<RunFunctionRequest, RunFunctionResponse>(runner, 'RunFunction', request, deadlineMs),
+    check: (service = '') =>
+      call<HealthCheckRequest, HealthCheckResponse>(
+        health,
+        'Check',
+        create(HealthCheckRequestSchema, { service }),
+        10_000,
+      ),
     close() {
       runner.close();
       health.close();

@@ -47,8 +47,17 @@ describe('codec: encode = toBinary, decode = fromBinary', () => {
   it.each([
     ['the first call (requirements only)', planRequest({ composite: WORKED_EXAMPLE.xr, nodePools: null })],
     ['the worked example', planRequest({ composite: WORKED_EXAMPLE.xr, nodePools: WORKED_EXAMPLE.pools, tag: 't' })],
-    ['a fatal plan', planRequest({ composite: planXr({ defaults: { maintenanceWindows: [{ ...TOKYO_WED_SAT, timezone: 'Nowhere' }] } }), nodePools: [nodePool('a')] })],
-    ['100 NodePools', planRequest({ ...scaledPlan(100), composite: scaledPlan(100).xr, nodePools: scaledPlan(100).pools })],
+    [
+      'a fatal plan',
+      planRequest({
+        composite: planXr({ defaults: { maintenanceWindows: [{ ...TOKYO_WED_SAT, timezone: 'Nowhere' }] } }),
+        nodePools: [nodePool('a')],
+      }),
+    ],
+    [
+      '100 NodePools',
+      planRequest({ ...scaledPlan(100), composite: scaledPlan(100).xr, nodePools: scaledPlan(100).pools }),
+    ],
   ])('request and response of %s', (_name, req) => {
     same(RunFunctionRequestSchema, req);
     same(RunFunctionResponseSchema, run(req, env));
@@ -56,8 +65,16 @@ describe('codec: encode = toBinary, decode = fromBinary', () => {
 
   it('every field kind the protos use: packed enums, bytes maps, oneofs, optionals, int64 durations, unknown fields', () => {
     const req = create(RunFunctionRequestSchema, {
-      meta: { tag: 'x', capabilities: [Capability.CAPABILITIES, Capability.REQUIRED_RESOURCES, Capability.REQUIRED_SCHEMAS] },
-      observed: { composite: { resource: tricky, connectionDetails: { pw: new Uint8Array([0, 1, 255]), empty: new Uint8Array(0) } } },
+      meta: {
+        tag: 'x',
+        capabilities: [Capability.CAPABILITIES, Capability.REQUIRED_RESOURCES, Capability.REQUIRED_SCHEMAS],
+      },
+      observed: {
+        composite: {
+          resource: tricky,
+          connectionDetails: { pw: new Uint8Array([0, 1, 255]), empty: new Uint8Array(0) },
+        },
+      },
       desired: { resources: { a: { resource: {}, ready: 2 }, b: {} } },
       input: tricky,
       context: {},
@@ -69,31 +86,60 @@ describe('codec: encode = toBinary, decode = fromBinary', () => {
     same(RunFunctionRequestSchema, req);
     const rsp = create(RunFunctionResponseSchema, {
       meta: { tag: 't', ttl: { seconds: 1234567890123n, nanos: -5 } },
-      results: [{ severity: Severity.WARNING, message: 'm', reason: '', target: Target.COMPOSITE_AND_CLAIM }, { severity: Severity.NORMAL, message: '' }],
+      results: [
+        { severity: Severity.WARNING, message: 'm', reason: '', target: Target.COMPOSITE_AND_CLAIM },
+        { severity: Severity.NORMAL, message: '' },
+      ],
       conditions: [{ type: 'T', status: Status.CONDITION_FALSE, reason: 'R', message: '' }],
       requirements: {
         resources: { byName: { apiVersion: 'v1', kind: 'K', match: { case: 'matchName', value: '' }, namespace: '' } },
-        extraResources: { byLabel: { apiVersion: 'v1', kind: 'K', match: { case: 'matchLabels', value: { labels: { a: 'b', c: '' } } } } },
+        extraResources: {
+          byLabel: {
+            apiVersion: 'v1',
+            kind: 'K',
+            match: { case: 'matchLabels', value: { labels: { a: 'b', c: '' } } },
+          },
+        },
         schemas: { s: { apiVersion: 'v1', kind: 'K' } },
       },
       output: tricky,
     });
     same(RunFunctionResponseSchema, rsp);
     // Fields this version does not know (a newer Crossplane) survive a decode/encode round trip.
-    const withUnknown = new Uint8Array([...toBinary(RunFunctionResponseSchema, rsp), 0x50, 0x96, 0x01, 0x5a, 0x02, 0x68, 0x69]);
+    const withUnknown = new Uint8Array([
+      ...toBinary(RunFunctionResponseSchema, rsp),
+      0x50,
+      0x96,
+      0x01,
+      0x5a,
+      0x02,
+      0x68,
+      0x69,
+    ]);
     expect(Buffer.from(encode(RunFunctionResponseSchema, decode(RunFunctionResponseSchema, withUnknown)))).toEqual(
       Buffer.from(toBinary(RunFunctionResponseSchema, fromBinary(RunFunctionResponseSchema, withUnknown))),
     );
-    same(HealthCheckResponseSchema, create(HealthCheckResponseSchema, { status: HealthCheckResponse_ServingStatus.NOT_SERVING }));
+    same(
+      HealthCheckResponseSchema,
+      create(HealthCheckResponseSchema, { status: HealthCheckResponse_ServingStatus.NOT_SERVING }),
+    );
   });
 
   it('random JSON survives as a Struct exactly as protobuf-es encodes and decodes it', () => {
     fc.assert(
       // "__proto__" is the one key where protobuf-es itself is wrong (it assigns it, replacing the prototype);
       // it has its own test below.
-      fc.property(fc.dictionary(fc.string().filter((k) => k !== '__proto__'), fc.jsonValue({ depthSize: 'small' })).filter((o) => !JSON.stringify(o).includes('"__proto__"')), (obj) => {
-        same(RunFunctionRequestSchema, create(RunFunctionRequestSchema, { context: obj as JsonObject }));
-      }),
+      fc.property(
+        fc
+          .dictionary(
+            fc.string().filter((k) => k !== '__proto__'),
+            fc.jsonValue({ depthSize: 'small' }),
+          )
+          .filter((o) => !JSON.stringify(o).includes('"__proto__"')),
+        (obj) => {
+          same(RunFunctionRequestSchema, create(RunFunctionRequestSchema, { context: obj as JsonObject }));
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -101,7 +147,8 @@ describe('codec: encode = toBinary, decode = fromBinary', () => {
   it('a "__proto__" key stays data: encoded, decoded as an own property, no prototype touched', () => {
     const obj = JSON.parse('{"__proto__": {"polluted": true}, "a": 1}') as JsonObject;
     const bytes = encode(RunFunctionRequestSchema, create(RunFunctionRequestSchema, { context: obj }));
-    const back = decode<ReturnType<typeof create<typeof RunFunctionRequestSchema>>>(RunFunctionRequestSchema, bytes).context as JsonObject;
+    const back = decode<ReturnType<typeof create<typeof RunFunctionRequestSchema>>>(RunFunctionRequestSchema, bytes)
+      .context as JsonObject;
     expect(Object.keys(back)).toEqual(['__proto__', 'a']);
     expect(Object.getPrototypeOf(back)).toBe(Object.prototype);
     expect((back as { polluted?: boolean }).polluted).toBeUndefined();
@@ -111,18 +158,27 @@ describe('codec: encode = toBinary, decode = fromBinary', () => {
   it('frozen Structs (memoised policies) are encoded once and copied after, with the same bytes', () => {
     const policy = freezeStruct({ metadata: { name: 'p', annotations: { a: '1' } }, spec: { list: [1, 'two', null] } });
     expect(Object.isFrozen((policy.spec as { list: unknown[] }).list)).toBe(true);
-    const rsp = create(RunFunctionResponseSchema, { desired: { resources: { a: { resource: policy }, b: { resource: policy } } } });
+    const rsp = create(RunFunctionResponseSchema, {
+      desired: { resources: { a: { resource: policy }, b: { resource: policy } } },
+    });
     same(RunFunctionResponseSchema, rsp);
-    expect(Buffer.from(encode(RunFunctionResponseSchema, rsp))).toEqual(Buffer.from(toBinary(RunFunctionResponseSchema, rsp)));
+    expect(Buffer.from(encode(RunFunctionResponseSchema, rsp))).toEqual(
+      Buffer.from(toBinary(RunFunctionResponseSchema, rsp)),
+    );
   });
 
   it('Struct fields nobody reads are never decoded, and reading one gives plain data', () => {
-    const req = create(RunFunctionRequestSchema, { observed: { resources: { a: { resource: { kind: 'RotationPolicy', spec: { x: [1] } } } } } });
+    const req = create(RunFunctionRequestSchema, {
+      observed: { resources: { a: { resource: { kind: 'RotationPolicy', spec: { x: [1] } } } } },
+    });
     const decoded = decode<typeof req>(RunFunctionRequestSchema, encode(RunFunctionRequestSchema, req));
     const holder = decoded.observed?.resources.a as object;
     expect(typeof Object.getOwnPropertyDescriptor(holder, 'resource')?.get).toBe('function');
     expect(decoded.observed?.resources.a?.resource).toEqual({ kind: 'RotationPolicy', spec: { x: [1] } });
-    expect(Object.getOwnPropertyDescriptor(holder, 'resource')?.value).toEqual({ kind: 'RotationPolicy', spec: { x: [1] } });
+    expect(Object.getOwnPropertyDescriptor(holder, 'resource')?.value).toEqual({
+      kind: 'RotationPolicy',
+      spec: { x: [1] },
+    });
   });
 
   it('rejects nesting beyond 100 levels instead of overflowing the stack', () => {
@@ -130,6 +186,8 @@ describe('codec: encode = toBinary, decode = fromBinary', () => {
     for (let i = 0; i < 150; i++) deep = { d: deep };
     const bytes = toBinary(RunFunctionRequestSchema, create(RunFunctionRequestSchema, { context: deep }));
     // Struct fields decode on first access (codec.ts lazyStruct): the limit applies there.
-    expect(() => decode<ReturnType<typeof create<typeof RunFunctionRequestSchema>>>(RunFunctionRequestSchema, bytes).context).toThrow(/maximum recursion depth/);
+    expect(
+      () => decode<ReturnType<typeof create<typeof RunFunctionRequestSchema>>>(RunFunctionRequestSchema, bytes).context,
+    ).toThrow(/maximum recursion depth/);
   });
 });

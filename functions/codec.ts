@@ -3,11 +3,21 @@
 // Why: RunFunction messages are mostly google.protobuf.Struct (every resource is one), i.e. thousands of
 // tiny nested Value messages. protobuf-es's reflective toBinary spends ~25 ms encoding the 140 KiB response
 // for 100 NodePools; this codec writes each message once into one buffer (~3 ms, less when memoised
-// policies' bytes are reused) and turns Structs into JSON directly, only when they are read. Correctness is defined by protobuf-es itself: codec.test.ts
+// policies' bytes are reused) and turns Structs into JSON directly, only when they are read. Correctness is defined by
+// protobuf-es itself: codec.test.ts
 // checks that encode() gives byte-identical output to toBinary() and decode() the same messages as
 // fromBinary(), on the function's real traffic and on generated edge cases. Field numbers, types and
 // presence all come from the generated descriptors; nothing here names a RunFunction field.
-import { create, protoInt64, ScalarType, type DescField, type DescMessage, type JsonObject, type JsonValue, type Message } from '@bufbuild/protobuf';
+import {
+  create,
+  protoInt64,
+  ScalarType,
+  type DescField,
+  type DescMessage,
+  type JsonObject,
+  type JsonValue,
+  type Message,
+} from '@bufbuild/protobuf';
 import { WireType } from '@bufbuild/protobuf/wire';
 
 const STRUCT = 'google.protobuf.Struct';
@@ -167,7 +177,14 @@ function isSet(field: DescField, msg: Any): boolean {
       return v !== undefined;
     default:
       if (field.presence !== 2 /* IMPLICIT */) return v !== undefined;
-      return !(v === 0 || v === '' || v === false || v === 0n || (v instanceof Uint8Array && v.length === 0) || v === undefined);
+      return !(
+        v === 0 ||
+        v === '' ||
+        v === false ||
+        v === 0n ||
+        (v instanceof Uint8Array && v.length === 0) ||
+        v === undefined
+      );
   }
 }
 
@@ -202,9 +219,13 @@ function writeScalar(w: Writer, type: ScalarType, v: unknown): void {
 }
 
 const wireOf = (type: ScalarType): WireType =>
-  type === ScalarType.STRING || type === ScalarType.BYTES ? WireType.LengthDelimited
-    : type === ScalarType.DOUBLE ? WireType.Bit64
-      : type === ScalarType.FLOAT || type === ScalarType.FIXED32 ? WireType.Bit32 : WireType.Varint;
+  type === ScalarType.STRING || type === ScalarType.BYTES
+    ? WireType.LengthDelimited
+    : type === ScalarType.DOUBLE
+      ? WireType.Bit64
+      : type === ScalarType.FLOAT || type === ScalarType.FIXED32
+        ? WireType.Bit32
+        : WireType.Varint;
 
 function writeJsonValue(w: Writer, v: JsonValue | undefined): void {
   // google.protobuf.Value: null_value = 1, number_value = 2, string_value = 3, bool_value = 4,
@@ -333,7 +354,11 @@ function writeMessage(w: Writer, desc: DescMessage, msg: Any): void {
           w.tag(field.number, WireType.LengthDelimited);
           w.delimited(() => {
             w.tag(1, wireOf(keyType));
-            writeScalar(w, keyType, keyType === ScalarType.BOOL ? key === 'true' : keyType === ScalarType.STRING ? key : Number(key));
+            writeScalar(
+              w,
+              keyType,
+              keyType === ScalarType.BOOL ? key === 'true' : keyType === ScalarType.STRING ? key : Number(key),
+            );
             if (field.mapKind === 'message') {
               w.tag(2, WireType.LengthDelimited);
               w.delimited(() => writeMessageValue(w, field.message, value));
@@ -529,8 +554,15 @@ function readScalar(r: Reader, type: ScalarType): unknown {
 }
 
 const scalarDefault = (type: ScalarType): unknown =>
-  type === ScalarType.STRING ? '' : type === ScalarType.BOOL ? false : type === ScalarType.BYTES ? new Uint8Array(0)
-    : type === ScalarType.INT64 || type === ScalarType.UINT64 ? protoInt64.zero : 0;
+  type === ScalarType.STRING
+    ? ''
+    : type === ScalarType.BOOL
+      ? false
+      : type === ScalarType.BYTES
+        ? new Uint8Array(0)
+        : type === ScalarType.INT64 || type === ScalarType.UINT64
+          ? protoInt64.zero
+          : 0;
 
 function readJsonValue(r: Reader, end: number, depth: number): JsonValue {
   if (depth > MAX_DEPTH) throw new Error(`codec: maximum recursion depth of ${MAX_DEPTH} reached`);
@@ -594,7 +626,8 @@ function readStruct(r: Reader, end: number, depth: number, into: JsonObject): Js
     }
     // A plain assignment of "__proto__" would replace the object's prototype (protobuf-es drops such a key
     // that way); JSON allows the key, so keep it as ordinary data.
-    if (key === '__proto__') Object.defineProperty(into, key, { value, enumerable: true, writable: true, configurable: true });
+    if (key === '__proto__')
+      Object.defineProperty(into, key, { value, enumerable: true, writable: true, configurable: true });
     else into[key] = value;
   }
   return into;
@@ -662,7 +695,9 @@ function readMessage(r: Reader, desc: DescMessage, end: number, depth: number, i
           break;
         }
         const current = field.oneof
-          ? ((msg[field.oneof.localName] as { case?: string; value?: unknown }).case === field.localName ? (msg[field.oneof.localName] as { value: unknown }).value : undefined)
+          ? (msg[field.oneof.localName] as { case?: string; value?: unknown }).case === field.localName
+            ? (msg[field.oneof.localName] as { value: unknown }).value
+            : undefined
           : msg[field.localName];
         const v = readMessageValue(r, field.message, depth, current);
         if (field.oneof) msg[field.oneof.localName] = { case: field.localName, value: v };
@@ -685,7 +720,8 @@ function readMessage(r: Reader, desc: DescMessage, end: number, depth: number, i
       case 'map': {
         const entryLen = r.uint32();
         const entryEnd = r.pos + entryLen;
-        const valueType = field.mapKind === 'enum' ? ScalarType.INT32 : field.mapKind === 'scalar' ? field.scalar : null;
+        const valueType =
+          field.mapKind === 'enum' ? ScalarType.INT32 : field.mapKind === 'scalar' ? field.scalar : null;
         let key: unknown = scalarDefault(field.mapKey);
         let value: unknown;
         while (r.pos < entryEnd) {
@@ -693,11 +729,20 @@ function readMessage(r: Reader, desc: DescMessage, end: number, depth: number, i
           const eno = enoTag >>> 3;
           const ewire = (enoTag & 7) as WireType;
           if (eno === 1) key = readScalar(r, field.mapKey);
-          else if (eno === 2) value = valueType === null ? readMessageValue(r, field.message as DescMessage, depth, undefined) : readScalar(r, valueType);
+          else if (eno === 2)
+            value =
+              valueType === null
+                ? readMessageValue(r, field.message as DescMessage, depth, undefined)
+                : readScalar(r, valueType);
           else r.skip(ewire);
         }
         if (value === undefined) {
-          value = valueType !== null ? scalarDefault(valueType) : field.message?.typeName === STRUCT ? {} : create(field.message as DescMessage);
+          value =
+            valueType !== null
+              ? scalarDefault(valueType)
+              : field.message?.typeName === STRUCT
+                ? {}
+                : create(field.message as DescMessage);
         }
         (msg[field.localName] as Any)[String(key)] = value;
         break;

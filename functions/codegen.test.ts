@@ -12,9 +12,12 @@ const proto = generateProtoCode();
 const pkg = generatePackageFiles(readSchemaFiles());
 
 describe('generated function files', () => {
-  it.each([...proto.keys(), ...pkg.keys()])('%s is up to date (run `node --import tsx functions/generate.ts`)', (path) => {
-    expect(readFileSync(join(ROOT, path), 'utf8')).toBe(proto.get(path) ?? pkg.get(path));
-  });
+  it.each([...proto.keys(), ...pkg.keys()])(
+    '%s is up to date (run `node --import tsx functions/generate.ts`)',
+    (path) => {
+      expect(readFileSync(join(ROOT, path), 'utf8')).toBe(proto.get(path) ?? pkg.get(path));
+    },
+  );
 
   it('functions/generated/ holds nothing the generator did not write', () => {
     const found: string[] = [];
@@ -31,27 +34,52 @@ describe('generated function files', () => {
   it('the committed run_function.proto is the upstream file of Crossplane v2.2.4, unmodified', () => {
     // crossplane/crossplane proto/fn/v1/run_function.proto at v2.2.4 (identical on main when copied).
     const text = readFileSync(join(ROOT, 'functions/proto/fn/v1/run_function.proto'));
-    expect(createHash('sha256').update(text).digest('hex')).toBe('19b274c155048dfa4cb27d83b278623efb662f4f73de8c8c6d6c1feaf890b62c');
+    expect(createHash('sha256').update(text).digest('hex')).toBe(
+      '19b274c155048dfa4cb27d83b278623efb662f4f73de8c8c6d6c1feaf890b62c',
+    );
   });
 
   it('the messages carry the upstream field numbers (wire compatibility)', () => {
-    const numbers = (schema: typeof RunFunctionRequestSchema | typeof RunFunctionResponseSchema): Record<string, number> =>
-      Object.fromEntries(schema.fields.map((f) => [f.name, f.number]));
+    const numbers = (
+      schema: typeof RunFunctionRequestSchema | typeof RunFunctionResponseSchema,
+    ): Record<string, number> => Object.fromEntries(schema.fields.map((f) => [f.name, f.number]));
     expect(numbers(RunFunctionRequestSchema)).toEqual({
-      meta: 1, observed: 2, desired: 3, input: 4, context: 5, extra_resources: 6, credentials: 7, required_resources: 8, required_schemas: 9,
+      meta: 1,
+      observed: 2,
+      desired: 3,
+      input: 4,
+      context: 5,
+      extra_resources: 6,
+      credentials: 7,
+      required_resources: 8,
+      required_schemas: 9,
     });
-    expect(numbers(RunFunctionResponseSchema)).toEqual({ meta: 1, desired: 2, results: 3, context: 4, requirements: 5, conditions: 6, output: 7 });
+    expect(numbers(RunFunctionResponseSchema)).toEqual({
+      meta: 1,
+      desired: 2,
+      results: 3,
+      context: 4,
+      requirements: 5,
+      conditions: 6,
+      output: 7,
+    });
     expect(RunFunctionRequestSchema.typeName).toBe('apiextensions.fn.proto.v1.RunFunctionRequest');
   });
 
   it('the XRD is apiextensions.crossplane.io/v2, cluster-scoped, structural, without spec defaults or Crossplane-owned fields', () => {
     const xrd = parse(pkg.get(XRD_PATH) as string);
-    expect(xrd).toMatchObject({ apiVersion: 'apiextensions.crossplane.io/v2', kind: 'CompositeResourceDefinition', spec: { scope: 'Cluster', group: 'noderotation.io', names: { kind: 'MaintenancePlan' } } });
+    expect(xrd).toMatchObject({
+      apiVersion: 'apiextensions.crossplane.io/v2',
+      kind: 'CompositeResourceDefinition',
+      spec: { scope: 'Cluster', group: 'noderotation.io', names: { kind: 'MaintenancePlan' } },
+    });
     const schema = xrd.spec.versions[0].schema.openAPIV3Schema;
     expect(structuralProblems(schema)).toEqual([]);
     expect(Object.keys(schema.properties)).toEqual(['spec', 'status']);
     expect(JSON.stringify(schema.properties.spec)).not.toContain('"default"');
     expect(schema.properties.status.properties.conditions).toBeUndefined();
-    expect(Object.keys(schema.properties.status.properties.nodePools.items.properties)).toContain('capacityPerOccurrence');
+    expect(Object.keys(schema.properties.status.properties.nodePools.items.properties)).toContain(
+      'capacityPerOccurrence',
+    );
   });
 });

@@ -72,7 +72,13 @@ export function maintenancePlanXrd(files: SchemaFiles): string {
     metadata: { name: `${kind.plural}.noderotation.io` },
     spec: {
       group: 'noderotation.io',
-      names: { kind: kind.kind, listKind: `${kind.kind}List`, plural: kind.plural, singular: kind.singular, shortNames: kind.shortNames },
+      names: {
+        kind: kind.kind,
+        listKind: `${kind.kind}List`,
+        plural: kind.plural,
+        singular: kind.singular,
+        shortNames: kind.shortNames,
+      },
       // An organisation-wide plan is cluster-scoped, like the RotationPolicies it composes.
       scope: 'Cluster',
       defaultCompositionRef: { name: 'function-noderotation' },
@@ -99,7 +105,13 @@ export function inputCrd(): string {
     metadata: { name: `inputs.${INPUT_GROUP}` },
     spec: {
       group: INPUT_GROUP,
-      names: { categories: ['crossplane'], kind: INPUT_KIND, listKind: `${INPUT_KIND}List`, plural: 'inputs', singular: 'input' },
+      names: {
+        categories: ['crossplane'],
+        kind: INPUT_KIND,
+        listKind: `${INPUT_KIND}List`,
+        plural: 'inputs',
+        singular: 'input',
+      },
       scope: 'Namespaced',
       versions: [
         {
@@ -109,7 +121,8 @@ export function inputCrd(): string {
           schema: {
             openAPIV3Schema: {
               type: 'object',
-              description: 'The input of a function-noderotation pipeline step. Optional: without it every field takes its default.',
+              description:
+                'The input of a function-noderotation pipeline step. Optional: without it every field takes its default.',
               properties: {
                 apiVersion: { type: 'string' },
                 kind: { type: 'string' },

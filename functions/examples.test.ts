@@ -15,7 +15,9 @@ import { startFunctionServer, type FunctionServer } from './server.js';
 import { serverCredentials } from './tls.js';
 
 const docs = (path: string): JsonObject[] =>
-  parseAllDocuments(readFileSync(path, 'utf8')).map((d) => d.toJS() as JsonObject).filter((d) => d !== null);
+  parseAllDocuments(readFileSync(path, 'utf8'))
+    .map((d) => d.toJS() as JsonObject)
+    .filter((d) => d !== null);
 const xr = docs(join(EXAMPLES, 'xr.yaml'))[0] as JsonObject;
 const nodePools = docs(join(EXAMPLES, 'required-nodepools.yaml'));
 const expected = docs(join(EXAMPLES, 'expected-output.txt'));
@@ -24,7 +26,11 @@ const expectedXr = expected.find((d) => d.kind === 'MaintenancePlan') as JsonObj
 
 /** A composed resource as Crossplane renders it, with what Crossplane adds taken out again. */
 function withoutCrossplane(doc: JsonObject): { key: string; policy: JsonObject } {
-  const meta = structuredClone(doc.metadata) as { annotations: Record<string, string>; labels: Record<string, string>; ownerReferences?: unknown };
+  const meta = structuredClone(doc.metadata) as {
+    annotations: Record<string, string>;
+    labels: Record<string, string>;
+    ownerReferences?: unknown;
+  };
   const key = meta.annotations['crossplane.io/composition-resource-name'] as string;
   delete meta.annotations['crossplane.io/composition-resource-name'];
   delete meta.labels['crossplane.io/composite'];
@@ -60,24 +66,50 @@ describe('examples/crossplane', () => {
     expect(Object.keys(first.requirements?.resources ?? {})).toEqual(['nodepools']);
     const rsp = await client.runFunction(planRequest({ composite: xr, nodePools }));
     const composed = Object.fromEntries(Object.entries(rsp.desired?.resources ?? {}).map(([k, r]) => [k, r.resource]));
-    expect(composed).toEqual(Object.fromEntries(expectedPolicies.map(withoutCrossplane).map(({ key, policy }) => [key, policy])));
-    expect((rsp.desired?.composite?.resource as JsonObject).status).toEqual({ nodePools: (expectedXr.status as JsonObject).nodePools });
-    const planValid = ((expectedXr.status as JsonObject).conditions as JsonObject[]).find((c) => c.type === 'PlanValid');
-    expect(rsp.conditions.map((c) => ({ type: c.type, status: Status[c.status], reason: c.reason, message: c.message })))
-      .toEqual([{ type: 'PlanValid', status: 'CONDITION_TRUE', reason: planValid?.reason, message: planValid?.message }]);
-    const expectedResults = expected.filter((d) => d.kind === 'Result').map((d) => ({ severity: d.severity, message: d.message }));
-    expect(rsp.results.map((r) => ({ severity: `SEVERITY_${Severity[r.severity]}`, message: r.message }))).toEqual(expectedResults);
+    expect(composed).toEqual(
+      Object.fromEntries(expectedPolicies.map(withoutCrossplane).map(({ key, policy }) => [key, policy])),
+    );
+    expect((rsp.desired?.composite?.resource as JsonObject).status).toEqual({
+      nodePools: (expectedXr.status as JsonObject).nodePools,
+    });
+    const planValid = ((expectedXr.status as JsonObject).conditions as JsonObject[]).find(
+      (c) => c.type === 'PlanValid',
+    );
+    expect(
+      rsp.conditions.map((c) => ({ type: c.type, status: Status[c.status], reason: c.reason, message: c.message })),
+    ).toEqual([
+      { type: 'PlanValid', status: 'CONDITION_TRUE', reason: planValid?.reason, message: planValid?.message },
+    ]);
+    const expectedResults = expected
+      .filter((d) => d.kind === 'Result')
+      .map((d) => ({ severity: d.severity, message: d.message }));
+    expect(rsp.results.map((r) => ({ severity: `SEVERITY_${Severity[r.severity]}`, message: r.message }))).toEqual(
+      expectedResults,
+    );
   });
 
   it('`noderotation render` prints the same RotationPolicies, sorted, and exits 0', async () => {
     let out = '';
     let err = '';
-    const code = await main(['render', '-f', join(EXAMPLES, 'xr.yaml'), '-f', join(EXAMPLES, 'required-nodepools.yaml'), '--now', new Date(EXAMPLES_NOW).toISOString()], {
-      stdout: { write: (t: string) => (out += t) },
-      stderr: { write: (t: string) => (err += t) },
-    });
+    const code = await main(
+      [
+        'render',
+        '-f',
+        join(EXAMPLES, 'xr.yaml'),
+        '-f',
+        join(EXAMPLES, 'required-nodepools.yaml'),
+        '--now',
+        new Date(EXAMPLES_NOW).toISOString(),
+      ],
+      {
+        stdout: { write: (t: string) => (out += t) },
+        stderr: { write: (t: string) => (err += t) },
+      },
+    );
     expect(code).toBe(0);
-    expect(parseAllDocuments(out).map((d) => d.toJS())).toEqual(expectedPolicies.map((d) => withoutCrossplane(d).policy));
+    expect(parseAllDocuments(out).map((d) => d.toJS())).toEqual(
+      expectedPolicies.map((d) => withoutCrossplane(d).policy),
+    );
     expect(err).toMatch(/^WARNING HardCapExceeded: NodePool batch /);
   });
 });

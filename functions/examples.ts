@@ -21,10 +21,16 @@ export function crossplaneBinary(env: NodeJS.ProcessEnv = process.env): string {
 /** `crossplane render` arguments for the examples against a function listening on target (host:port). */
 export function renderArgs(target: string): string[] {
   return [
-    'render', 'xr.yaml', 'composition.yaml', 'functions.yaml',
+    'render',
+    'xr.yaml',
+    'composition.yaml',
+    'functions.yaml',
     '--include-function-results',
-    '--required-resources', 'required-nodepools.yaml',
-    '--function-annotations', `render.crossplane.io/runtime-development-target=${target}`,
-    '--timeout', '60s',
+    '--required-resources',
+    'required-nodepools.yaml',
+    '--function-annotations',
+    `render.crossplane.io/runtime-development-target=${target}`,
+    '--timeout',
+    '60s',
   ];
 }

@@ -3,7 +3,10 @@ import type { JsonObject } from '@bufbuild/protobuf';
 
 export const TOKYO_WED_SAT = { timezone: 'Asia/Tokyo', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' };
 
-export function nodePool(name: string, opts: { expireAfter?: string; tgp?: string | null; labels?: Record<string, string> } = {}): JsonObject {
+export function nodePool(
+  name: string,
+  opts: { expireAfter?: string; tgp?: string | null; labels?: Record<string, string> } = {},
+): JsonObject {
   const spec: JsonObject = { expireAfter: opts.expireAfter ?? '336h' };
   if (opts.tgp !== null) spec.terminationGracePeriod = opts.tgp ?? '1h';
   return {
@@ -24,7 +27,9 @@ export function planXr(spec: JsonObject, name = 'platform'): JsonObject {
   };
 }
 
-/** The design's worked example (§3.2) as a plan: one NodePool, {Wed, Sat} 02:00–06:00 Tokyo, E = 336h, tGP = 1h, K = 2. */
+/**
+ * The design's worked example (§3.2) as a plan: one NodePool, {Wed, Sat} 02:00–06:00 Tokyo, E = 336h, tGP = 1h, K = 2.
+ */
 export const WORKED_EXAMPLE = {
   xr: planXr({ defaults: { maintenanceWindows: [TOKYO_WED_SAT], minRotationChances: 2 } }),
   pools: [nodePool('general')],
@@ -43,17 +48,25 @@ export const WORKED_EXAMPLE = {
 
 /** A plan over n NodePools sharing one window set, with a rule for a tenth of them (the benchmark's shape). */
 export function scaledPlan(n: number): { xr: JsonObject; pools: JsonObject[] } {
-  const pools = Array.from({ length: n }, (_, i) => nodePool(`pool-${String(i).padStart(4, '0')}`, {
-    labels: { tier: i % 10 === 0 ? 'batch' : 'general', team: `team-${i % 7}` },
-    tgp: i % 3 === 0 ? '30m' : '1h',
-  }));
+  const pools = Array.from({ length: n }, (_, i) =>
+    nodePool(`pool-${String(i).padStart(4, '0')}`, {
+      labels: { tier: i % 10 === 0 ? 'batch' : 'general', team: `team-${i % 7}` },
+      tgp: i % 3 === 0 ? '30m' : '1h',
+    }),
+  );
   const xr = planXr({
-    defaults: { maintenanceWindows: [{ timezone: 'Asia/Tokyo', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri'], start: '23:00', end: '03:00' }] },
+    defaults: {
+      maintenanceWindows: [
+        { timezone: 'Asia/Tokyo', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri'], start: '23:00', end: '03:00' },
+      ],
+    },
     rules: [
       {
         name: 'batch-weekends',
         nodePoolSelector: { matchLabels: { tier: 'batch' } },
-        overrides: { maintenanceWindows: [{ timezone: 'Europe/Berlin', days: ['Sat', 'Sun'], start: '00:00', end: '08:00' }] },
+        overrides: {
+          maintenanceWindows: [{ timezone: 'Europe/Berlin', days: ['Sat', 'Sun'], start: '00:00', end: '08:00' }],
+        },
       },
     ],
   });

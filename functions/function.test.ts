@@ -31,7 +31,12 @@ const quiet = (): void => {};
 /** What an earlier pipeline step desired: must come back byte for byte. */
 const EARLIER = {
   composite: { resource: { status: { fromEarlierStep: true } } },
-  resources: { 'earlier-bucket': { resource: { apiVersion: 'example.org/v1', kind: 'Bucket', metadata: { name: 'b' }, spec: { size: 3 } }, ready: Ready.TRUE } },
+  resources: {
+    'earlier-bucket': {
+      resource: { apiVersion: 'example.org/v1', kind: 'Bucket', metadata: { name: 'b' }, spec: { size: 3 } },
+      ready: Ready.TRUE,
+    },
+  },
 };
 
 interface Extra {
@@ -51,9 +56,12 @@ function request(xr: JsonObject | undefined, pools: JsonObject[] | null, extra: 
 }
 
 const desiredBytes = (r: RunFunctionRequest | RunFunctionResponse): string =>
-  Buffer.from(toBinary(RunFunctionRequestSchema, create(RunFunctionRequestSchema, { desired: r.desired }))).toString('hex');
+  Buffer.from(toBinary(RunFunctionRequestSchema, create(RunFunctionRequestSchema, { desired: r.desired }))).toString(
+    'hex',
+  );
 
-const policyOf = (rsp: RunFunctionResponse, key: string): JsonObject => rsp.desired?.resources[key]?.resource as JsonObject;
+const policyOf = (rsp: RunFunctionResponse, key: string): JsonObject =>
+  rsp.desired?.resources[key]?.resource as JsonObject;
 const annotationsOf = (rsp: RunFunctionResponse, key: string): Record<string, string> =>
   ((policyOf(rsp, key).metadata as JsonObject).annotations ?? {}) as Record<string, string>;
 const results = (rsp: RunFunctionResponse): { severity: string; reason: string | undefined; message: string }[] =>
@@ -65,7 +73,11 @@ const planValid = (rsp: RunFunctionResponse): { status: string; reason: string }
 
 /** A fatal answer: FATAL results, PlanValid False, and the desired state exactly as the request had it. */
 function expectRejected(req: RunFunctionRequest, rsp: RunFunctionResponse, reason: string): void {
-  expect(results(rsp).filter((r) => r.severity === 'FATAL').map((r) => r.reason)).toContain(reason);
+  expect(
+    results(rsp)
+      .filter((r) => r.severity === 'FATAL')
+      .map((r) => r.reason),
+  ).toContain(reason);
   expect(planValid(rsp)).toEqual({ status: 'CONDITION_FALSE', reason: results(rsp)[0]?.reason });
   expect(desiredBytes(rsp)).toBe(desiredBytes(req));
   expect(Object.keys(rsp.desired?.resources ?? {})).toEqual(['earlier-bucket']);
@@ -98,7 +110,8 @@ interface Case {
 
 const cases: Case[] = [
   {
-    reason: 'the worked example (§3.2): one RotationPolicy <plan>-<pool>, fully resolved, the figures as annotations, ready',
+    reason:
+      'the worked example (§3.2): one RotationPolicy <plan>-<pool>, fully resolved, the figures as annotations, ready',
     req: () => request(WORKED_EXAMPLE.xr, WORKED_EXAMPLE.pools),
     check: (rsp) => {
       expect(results(rsp)).toEqual([]);
@@ -109,7 +122,12 @@ const cases: Case[] = [
         apiVersion: 'noderotation.io/v1alpha1',
         kind: 'RotationPolicy',
         metadata: { name: 'platform-general', labels: { 'noderotation.io/plan': 'platform' } },
-        spec: { nodePools: ['general'], minRotationChances: 2, ageThreshold: 'auto', surge: { readyTimeout: '15m', cooldownAfter: '10m', maxUnavailable: 1 } },
+        spec: {
+          nodePools: ['general'],
+          minRotationChances: 2,
+          ageThreshold: 'auto',
+          surge: { readyTimeout: '15m', cooldownAfter: '10m', maxUnavailable: 1 },
+        },
       });
       expect((policy.spec as JsonObject).crossplane).toBeUndefined();
       expect(annotationsOf(rsp, 'rotationpolicy-general')).toEqual(WORKED_EXAMPLE.annotations);
@@ -117,41 +135,76 @@ const cases: Case[] = [
       const xr = rsp.desired?.composite?.resource as JsonObject;
       expect(xr.status).toEqual({
         fromEarlierStep: true,
-        nodePools: [{ name: 'general', policy: 'platform-general', windowPeriod: '96h0m0s', ageThreshold: '142h43m0s', leadTime: '193h17m0s', guaranteedChances: 2, capacityPerOccurrence: 10 }],
+        nodePools: [
+          {
+            name: 'general',
+            policy: 'platform-general',
+            windowPeriod: '96h0m0s',
+            ageThreshold: '142h43m0s',
+            leadTime: '193h17m0s',
+            guaranteedChances: 2,
+            capacityPerOccurrence: 10,
+          },
+        ],
       });
       expect(rsp.desired?.resources['earlier-bucket']?.resource).toEqual(EARLIER.resources['earlier-bucket'].resource);
       expect(rsp.meta?.tag).toBe('tag-1');
     },
   },
   {
-    reason: 'the first call of the requirements loop: only the NodePool requirement, desired passed through, nothing judged',
+    reason:
+      'the first call of the requirements loop: only the NodePool requirement, desired passed through, nothing judged',
     req: () => request(planXr({}), null),
     check: (rsp, req) => {
       expect(results(rsp)).toEqual([]);
       expect(rsp.conditions).toEqual([]);
       expect(desiredBytes(rsp)).toBe(desiredBytes(req));
-      expect(rsp.requirements?.resources[NODEPOOLS]).toMatchObject({ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', match: { case: 'matchLabels', value: { labels: {} } } });
+      expect(rsp.requirements?.resources[NODEPOOLS]).toMatchObject({
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodePool',
+        match: { case: 'matchLabels', value: { labels: {} } },
+      });
       expect(rsp.requirements?.resources[NODEPOOLS]?.namespace).toBeUndefined();
     },
   },
   {
     reason: 'NodePools supplied in the deprecated extra_resources (Crossplane before v2) are read too',
-    req: () => request(WORKED_EXAMPLE.xr, null, { extraResources: { [NODEPOOLS]: { items: WORKED_EXAMPLE.pools.map((resource) => ({ resource })) } } }),
+    req: () =>
+      request(WORKED_EXAMPLE.xr, null, {
+        extraResources: { [NODEPOOLS]: { items: WORKED_EXAMPLE.pools.map((resource) => ({ resource })) } },
+      }),
     check: (rsp) => expect(annotationsOf(rsp, 'rotationpolicy-general')).toEqual(WORKED_EXAMPLE.annotations),
   },
   {
-    reason: 'rules: first match decides, overrides deep-merge, exclude leaves a pool alone, the plan selector limits the pools',
-    req: () => request(planXr({
-      nodePoolSelector: { matchExpressions: [{ key: 'managed', operator: 'NotIn', values: ['no'] }] },
-      defaults: { maintenanceWindows: [TOKYO_WED_SAT], surge: { readyTimeout: '20m', cooldownAfter: '5m' } },
-      rules: [
-        { name: 'skip-gpu', nodePoolSelector: { matchLabels: { tier: 'gpu' } }, exclude: true },
-        { name: 'api', nodePools: ['api'], overrides: { minRotationChances: 3, surge: { readyTimeout: '10m' } } },
-      ],
-    }), [nodePool('api'), nodePool('gpu', { labels: { tier: 'gpu' } }), nodePool('web'), nodePool('legacy', { labels: { managed: 'no' } })]),
+    reason:
+      'rules: first match decides, overrides deep-merge, exclude leaves a pool alone, the plan selector limits the pools',
+    req: () =>
+      request(
+        planXr({
+          nodePoolSelector: { matchExpressions: [{ key: 'managed', operator: 'NotIn', values: ['no'] }] },
+          defaults: { maintenanceWindows: [TOKYO_WED_SAT], surge: { readyTimeout: '20m', cooldownAfter: '5m' } },
+          rules: [
+            { name: 'skip-gpu', nodePoolSelector: { matchLabels: { tier: 'gpu' } }, exclude: true },
+            { name: 'api', nodePools: ['api'], overrides: { minRotationChances: 3, surge: { readyTimeout: '10m' } } },
+          ],
+        }),
+        [
+          nodePool('api'),
+          nodePool('gpu', { labels: { tier: 'gpu' } }),
+          nodePool('web'),
+          nodePool('legacy', { labels: { managed: 'no' } }),
+        ],
+      ),
     check: (rsp) => {
-      expect(Object.keys(rsp.desired?.resources ?? {})).toEqual(['earlier-bucket', 'rotationpolicy-api', 'rotationpolicy-web']);
-      expect((policyOf(rsp, 'rotationpolicy-api').spec as JsonObject).surge).toMatchObject({ readyTimeout: '10m', cooldownAfter: '5m' });
+      expect(Object.keys(rsp.desired?.resources ?? {})).toEqual([
+        'earlier-bucket',
+        'rotationpolicy-api',
+        'rotationpolicy-web',
+      ]);
+      expect((policyOf(rsp, 'rotationpolicy-api').spec as JsonObject).surge).toMatchObject({
+        readyTimeout: '10m',
+        cooldownAfter: '5m',
+      });
       expect((policyOf(rsp, 'rotationpolicy-api').spec as JsonObject).minRotationChances).toBe(3);
       expect(annotationsOf(rsp, 'rotationpolicy-api')['noderotation.io/rule']).toBe('api');
       expect(annotationsOf(rsp, 'rotationpolicy-api')['noderotation.io/rotation-bound']).toBe('1h12m0s'); // 10m + 1h + 2m
@@ -161,28 +214,55 @@ const cases: Case[] = [
     },
   },
   {
-    reason: 'a warning (K = 1) is a WARNING result with its reason; the policy is still composed and the summary lists it',
-    req: () => request(planXr({ defaults: { maintenanceWindows: [TOKYO_WED_SAT], minRotationChances: 1 } }), [nodePool('general')]),
+    reason:
+      'a warning (K = 1) is a WARNING result with its reason; the policy is still composed and the summary lists it',
+    req: () =>
+      request(planXr({ defaults: { maintenanceWindows: [TOKYO_WED_SAT], minRotationChances: 1 } }), [
+        nodePool('general'),
+      ]),
     check: (rsp) => {
-      expect(results(rsp)).toEqual([{ severity: 'WARNING', reason: 'SingleRotationChance', message: expect.stringMatching(/^NodePool general \(RotationPolicy platform-general\): spec\.defaults\.minRotationChances: /) }]);
+      expect(results(rsp)).toEqual([
+        {
+          severity: 'WARNING',
+          reason: 'SingleRotationChance',
+          message: expect.stringMatching(
+            /^NodePool general \(RotationPolicy platform-general\): spec\.defaults\.minRotationChances: /,
+          ),
+        },
+      ]);
       expect(annotationsOf(rsp, 'rotationpolicy-general')['noderotation.io/guaranteed-chances']).toBe('1');
-      expect(((rsp.desired?.composite?.resource as JsonObject).status as JsonObject).nodePools).toMatchObject([{ name: 'general', warnings: ['SingleRotationChance'] }]);
+      expect(((rsp.desired?.composite?.resource as JsonObject).status as JsonObject).nodePools).toMatchObject([
+        { name: 'general', warnings: ['SingleRotationChance'] },
+      ]);
       expect(planValid(rsp)).toEqual({ status: 'CONDITION_TRUE', reason: 'Accepted' });
     },
   },
   {
     reason: "a warning caused by a rule's override names that override (spec.rules[i].overrides...), not the defaults",
-    req: () => request(planXr({
-      defaults: { maintenanceWindows: [TOKYO_WED_SAT], surge: { retryBackoff: '30m' } },
-      rules: [{ name: 'fast-retry', nodePools: ['general'], overrides: { surge: { retryBackoff: '5m' } } }],
-    }), [nodePool('general')]),
+    req: () =>
+      request(
+        planXr({
+          defaults: { maintenanceWindows: [TOKYO_WED_SAT], surge: { retryBackoff: '30m' } },
+          rules: [{ name: 'fast-retry', nodePools: ['general'], overrides: { surge: { retryBackoff: '5m' } } }],
+        }),
+        [nodePool('general')],
+      ),
     check: (rsp) => {
-      expect(results(rsp)).toEqual([{ severity: 'WARNING', reason: 'RetryFasterThanAttempt', message: expect.stringMatching(/^NodePool general \(RotationPolicy platform-general, rule fast-retry\): spec\.rules\[0\]\.overrides\.surge\.retryBackoff: /) }]);
+      expect(results(rsp)).toEqual([
+        {
+          severity: 'WARNING',
+          reason: 'RetryFasterThanAttempt',
+          message: expect.stringMatching(
+            /^NodePool general \(RotationPolicy platform-general, rule fast-retry\): spec\.rules\[0\]\.overrides\.surge\.retryBackoff: /,
+          ),
+        },
+      ]);
       expect(Object.keys(rsp.desired?.resources ?? {})).toContain('rotationpolicy-general');
     },
   },
   {
-    reason: 'expireAfter: Never derives no deadline: the age threshold and guaranteed chances are left out, not invented',
+    reason:
+      'expireAfter: Never derives no deadline: the age threshold and guaranteed chances are left out, not invented',
     req: () => request(WORKED_EXAMPLE.xr, [nodePool('general', { expireAfter: 'Never' })]),
     check: (rsp) => {
       const a = annotationsOf(rsp, 'rotationpolicy-general');
@@ -192,22 +272,38 @@ const cases: Case[] = [
     },
   },
   {
-    reason: 'a fatal finding (a weekly window with expireAfter 14d) is FATAL naming the NodePool, the plan field and the fix; nothing is composed',
-    req: () => request(planXr({
-      defaults: { maintenanceWindows: [TOKYO_WED_SAT] },
-      rules: [{ name: 'weekly', nodePools: ['general'], overrides: { maintenanceWindows: [{ timezone: 'UTC', days: ['Sun'], start: '01:00', end: '03:00' }] } }],
-    }), [nodePool('general', { expireAfter: '336h' }), nodePool('other')]),
+    reason:
+      'a fatal finding (a weekly window with expireAfter 14d) is FATAL naming the NodePool, the plan field and the fix; nothing is composed',
+    req: () =>
+      request(
+        planXr({
+          defaults: { maintenanceWindows: [TOKYO_WED_SAT] },
+          rules: [
+            {
+              name: 'weekly',
+              nodePools: ['general'],
+              overrides: { maintenanceWindows: [{ timezone: 'UTC', days: ['Sun'], start: '01:00', end: '03:00' }] },
+            },
+          ],
+        }),
+        [nodePool('general', { expireAfter: '336h' }), nodePool('other')],
+      ),
     check: (rsp, req) => {
       expectRejected(req, rsp, 'NonPositiveAgeThreshold');
       const fatal = results(rsp)[0];
       // ageThreshold is auto (set nowhere): the field is where to set it; the message says what else to change.
-      expect(fatal?.message).toMatch(/^NodePool general \(RotationPolicy platform-general, rule weekly\): spec\.defaults\.ageThreshold: expireAfter 14d is not longer than the lead time .* Raise the NodePool's expireAfter above 14d1h17m/);
+      expect(fatal?.message).toMatch(
+        /^NodePool general \(RotationPolicy platform-general, rule weekly\): spec\.defaults\.ageThreshold: expireAfter 14d is not longer than the lead time .* Raise the NodePool's expireAfter above 14d1h17m/,
+      );
       expect(results(rsp)).toHaveLength(1); // NodePool other is fine; one pool's fatal still blocks the whole plan
     },
   },
   {
     reason: 'missing spec → FATAL InvalidPlan, desired untouched',
-    req: () => request({ apiVersion: 'noderotation.io/v1alpha1', kind: 'MaintenancePlan', metadata: { name: 'p' } }, [nodePool('a')]),
+    req: () =>
+      request({ apiVersion: 'noderotation.io/v1alpha1', kind: 'MaintenancePlan', metadata: { name: 'p' } }, [
+        nodePool('a'),
+      ]),
     check: (rsp, req) => {
       expectRejected(req, rsp, 'InvalidPlan');
       expect(results(rsp)[0]?.message).toContain('MaintenancePlan p: spec: found nothing');
@@ -220,35 +316,56 @@ const cases: Case[] = [
   },
   {
     reason: 'wrong types (minRotationChances "two", days a string) → FATAL per field with found and allowed',
-    req: () => request(planXr({ defaults: { maintenanceWindows: [{ ...TOKYO_WED_SAT, days: 'Wed' }], minRotationChances: 'two' } }), [nodePool('a')]),
+    req: () =>
+      request(
+        planXr({ defaults: { maintenanceWindows: [{ ...TOKYO_WED_SAT, days: 'Wed' }], minRotationChances: 'two' } }),
+        [nodePool('a')],
+      ),
     check: (rsp, req) => {
       expectRejected(req, rsp, 'InvalidPlan');
-      const messages = results(rsp).map((r) => r.message).join('\n');
-      expect(messages).toContain('MaintenancePlan platform: spec.defaults.minRotationChances: found "two"; allowed: a value of type integer');
+      const messages = results(rsp)
+        .map((r) => r.message)
+        .join('\n');
+      expect(messages).toContain(
+        'MaintenancePlan platform: spec.defaults.minRotationChances: found "two"; allowed: a value of type integer',
+      );
       expect(messages).toContain('spec.defaults.maintenanceWindows[0].days: found "Wed"');
     },
   },
   {
     reason: 'an unknown time zone → FATAL InvalidTimezone naming the field and what is allowed',
-    req: () => request(planXr({ defaults: { maintenanceWindows: [{ ...TOKYO_WED_SAT, timezone: 'Mars/Olympus_Mons' }] } }), [nodePool('a')]),
+    req: () =>
+      request(planXr({ defaults: { maintenanceWindows: [{ ...TOKYO_WED_SAT, timezone: 'Mars/Olympus_Mons' }] } }), [
+        nodePool('a'),
+      ]),
     check: (rsp, req) => {
       expectRejected(req, rsp, 'InvalidTimezone');
-      expect(results(rsp)[0]?.message).toContain('spec.defaults.maintenanceWindows[0].timezone: found "Mars/Olympus_Mons"; allowed: an IANA time zone name');
+      expect(results(rsp)[0]?.message).toContain(
+        'spec.defaults.maintenanceWindows[0].timezone: found "Mars/Olympus_Mons"; allowed: an IANA time zone name',
+      );
     },
   },
   {
-    reason: 'merged settings that are no valid RotationPolicy (no windows for one pool) → FATAL InvalidPolicy naming the NodePool and the plan path',
-    req: () => request(planXr({
-      defaults: { minRotationChances: 2 },
-      rules: [{ name: 'a-only', nodePools: ['a'], overrides: { maintenanceWindows: [TOKYO_WED_SAT] } }],
-    }), [nodePool('a'), nodePool('b')]),
+    reason:
+      'merged settings that are no valid RotationPolicy (no windows for one pool) → FATAL InvalidPolicy naming the NodePool and the plan path',
+    req: () =>
+      request(
+        planXr({
+          defaults: { minRotationChances: 2 },
+          rules: [{ name: 'a-only', nodePools: ['a'], overrides: { maintenanceWindows: [TOKYO_WED_SAT] } }],
+        }),
+        [nodePool('a'), nodePool('b')],
+      ),
     check: (rsp, req) => {
       expectRejected(req, rsp, 'InvalidPolicy');
-      expect(results(rsp)[0]?.message).toMatch(/^MaintenancePlan platform, NodePool b: spec\.defaults\.maintenanceWindows: found nothing/);
+      expect(results(rsp)[0]?.message).toMatch(
+        /^MaintenancePlan platform, NodePool b: spec\.defaults\.maintenanceWindows: found nothing/,
+      );
     },
   },
   {
-    reason: 'a plan that governs no NodePool → FATAL NoGovernedNodePools (also when Crossplane found no NodePools at all)',
+    reason:
+      'a plan that governs no NodePool → FATAL NoGovernedNodePools (also when Crossplane found no NodePools at all)',
     req: () => request(planXr({ defaults: { maintenanceWindows: [TOKYO_WED_SAT] } }), []),
     check: (rsp, req) => {
       expectRejected(req, rsp, 'NoGovernedNodePools');
@@ -260,40 +377,72 @@ const cases: Case[] = [
     req: () => request(WORKED_EXAMPLE.xr, [nodePool('general', { expireAfter: 'soon' })]),
     check: (rsp, req) => {
       expectRejected(req, rsp, 'InvalidNodePool');
-      expect(results(rsp)[0]?.message).toContain('NodePool general (required resource nodepools): spec.template.spec.expireAfter: found "soon"');
+      expect(results(rsp)[0]?.message).toContain(
+        'NodePool general (required resource nodepools): spec.template.spec.expireAfter: found "soon"',
+      );
     },
   },
   {
-    reason: 'a NodePool field the derivation cannot read (spec.limits.cpu "lots") → FATAL InvalidNodePool naming it, never a failed call',
-    req: () => request(WORKED_EXAMPLE.xr, [{ ...nodePool('general'), spec: { ...(nodePool('general').spec as JsonObject), limits: { cpu: 'lots' } } }]),
+    reason:
+      'a NodePool field the derivation cannot read (spec.limits.cpu "lots") → FATAL InvalidNodePool naming it, never a failed call',
+    req: () =>
+      request(WORKED_EXAMPLE.xr, [
+        { ...nodePool('general'), spec: { ...(nodePool('general').spec as JsonObject), limits: { cpu: 'lots' } } },
+      ]),
     check: (rsp, req) => {
       expectRejected(req, rsp, 'InvalidNodePool');
-      expect(results(rsp)[0]?.message).toContain('NodePool general (required resource nodepools) cannot be analysed: "lots" is not a Kubernetes quantity');
+      expect(results(rsp)[0]?.message).toContain(
+        'NodePool general (required resource nodepools) cannot be analysed: "lots" is not a Kubernetes quantity',
+      );
     },
   },
   {
     reason: 'a required resource that is not a NodePool or has no template → FATAL InvalidNodePool',
-    req: () => request(WORKED_EXAMPLE.xr, [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } }, { apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name: 'y' }, spec: 'none' }]),
+    req: () =>
+      request(WORKED_EXAMPLE.xr, [
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } },
+        { apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name: 'y' }, spec: 'none' },
+      ]),
     check: (rsp, req) => {
       expectRejected(req, rsp, 'InvalidNodePool');
-      expect(results(rsp).map((r) => r.message.split(':')[0])).toEqual(['NodePool x (required resource nodepools)', 'NodePool y (required resource nodepools)']);
+      expect(results(rsp).map((r) => r.message.split(':')[0])).toEqual([
+        'NodePool x (required resource nodepools)',
+        'NodePool y (required resource nodepools)',
+      ]);
     },
   },
   {
     reason: 'a bad step input (unknown field, calendarStart not a timestamp) → FATAL InvalidInput',
-    req: () => request(WORKED_EXAMPLE.xr, WORKED_EXAMPLE.pools, {
-      input: { apiVersion: 'noderotation.fn.crossplane.io/v1alpha1', kind: 'Input', calendarStart: 'tomorrow', calendarstart: '2027-01-01T00:00:00Z' },
-    }),
+    req: () =>
+      request(WORKED_EXAMPLE.xr, WORKED_EXAMPLE.pools, {
+        input: {
+          apiVersion: 'noderotation.fn.crossplane.io/v1alpha1',
+          kind: 'Input',
+          calendarStart: 'tomorrow',
+          calendarstart: '2027-01-01T00:00:00Z',
+        },
+      }),
     check: (rsp, req) => {
       expectRejected(req, rsp, 'InvalidInput');
       const messages = results(rsp).map((r) => r.message);
-      expect(messages).toContain('Composition step input: input.calendarStart: found "tomorrow"; allowed: an RFC 3339 timestamp such as 2027-01-04T00:00:00Z. Fix the input of this function\'s step in the Composition.');
-      expect(messages.join('\n')).toContain('input.calendarstart: found an unknown field; allowed: one of calendarStart');
+      expect(messages).toContain(
+        'Composition step input: input.calendarStart: found "tomorrow"; allowed: an RFC 3339 timestamp such as 2027-01-04T00:00:00Z. Fix the input of this function\'s step in the Composition.',
+      );
+      expect(messages.join('\n')).toContain(
+        'input.calendarstart: found an unknown field; allowed: one of calendarStart',
+      );
     },
   },
   {
     reason: 'a valid step input with calendarStart is accepted',
-    req: () => request(WORKED_EXAMPLE.xr, WORKED_EXAMPLE.pools, { input: { apiVersion: 'noderotation.fn.crossplane.io/v1alpha1', kind: 'Input', calendarStart: '2030-06-01T00:00:00Z' } }),
+    req: () =>
+      request(WORKED_EXAMPLE.xr, WORKED_EXAMPLE.pools, {
+        input: {
+          apiVersion: 'noderotation.fn.crossplane.io/v1alpha1',
+          kind: 'Input',
+          calendarStart: '2030-06-01T00:00:00Z',
+        },
+      }),
     check: (rsp) => expect(annotationsOf(rsp, 'rotationpolicy-general')).toEqual(WORKED_EXAMPLE.annotations),
   },
   {
@@ -319,22 +468,42 @@ describe('RunFunction over loopback gRPC', () => {
     const first = await client.runFunction(planRequest({ composite: WORKED_EXAMPLE.xr, nodePools: null }));
     const selector = first.requirements?.resources[NODEPOOLS];
     expect(selector?.apiVersion).toBe('karpenter.sh/v1');
-    const second = await client.runFunction(planRequest({ composite: WORKED_EXAMPLE.xr, nodePools: WORKED_EXAMPLE.pools }));
-    expect(equals(RequirementsSchema, first.requirements ?? create(RequirementsSchema), second.requirements ?? create(RequirementsSchema))).toBe(true);
-    expect(Buffer.from(toBinary(RequirementsSchema, second.requirements ?? create(RequirementsSchema)))).toEqual(Buffer.from(toBinary(RequirementsSchema, first.requirements ?? create(RequirementsSchema))));
+    const second = await client.runFunction(
+      planRequest({ composite: WORKED_EXAMPLE.xr, nodePools: WORKED_EXAMPLE.pools }),
+    );
+    expect(
+      equals(
+        RequirementsSchema,
+        first.requirements ?? create(RequirementsSchema),
+        second.requirements ?? create(RequirementsSchema),
+      ),
+    ).toBe(true);
+    expect(Buffer.from(toBinary(RequirementsSchema, second.requirements ?? create(RequirementsSchema)))).toEqual(
+      Buffer.from(toBinary(RequirementsSchema, first.requirements ?? create(RequirementsSchema))),
+    );
     expect(Object.keys(second.desired?.resources ?? {})).toEqual(['rotationpolicy-general']);
     // Even a failing call keeps asking for the same thing.
     const failing = await client.runFunction(planRequest({ composite: planXr({}), nodePools: [] }));
-    expect(equals(RequirementsSchema, failing.requirements ?? create(RequirementsSchema), first.requirements ?? create(RequirementsSchema))).toBe(true);
+    expect(
+      equals(
+        RequirementsSchema,
+        failing.requirements ?? create(RequirementsSchema),
+        first.requirements ?? create(RequirementsSchema),
+      ),
+    ).toBe(true);
   });
 
   it('is deterministic: identical requests give byte-identical responses, whatever order the NodePools come in', async () => {
     const pools = [nodePool('c', { labels: { a: '1' } }), nodePool('a'), nodePool('b', { tgp: null })];
     const req = request(planXr({ defaults: { maintenanceWindows: [TOKYO_WED_SAT], minRotationChances: 1 } }), pools);
-    const bytes = async (r: RunFunctionRequest): Promise<Buffer> => Buffer.from(toBinary(RunFunctionResponseSchema, await client.runFunction(r)));
+    const bytes = async (r: RunFunctionRequest): Promise<Buffer> =>
+      Buffer.from(toBinary(RunFunctionResponseSchema, await client.runFunction(r)));
     const one = await bytes(req);
     expect(await bytes(req)).toEqual(one);
-    const shuffled = request(planXr({ defaults: { maintenanceWindows: [TOKYO_WED_SAT], minRotationChances: 1 } }), [...pools].reverse());
+    const shuffled = request(
+      planXr({ defaults: { maintenanceWindows: [TOKYO_WED_SAT], minRotationChances: 1 } }),
+      [...pools].reverse(),
+    );
     expect(await bytes(shuffled)).toEqual(one);
   });
 
@@ -357,7 +526,9 @@ describe('RunFunction over loopback gRPC', () => {
   });
 
   it('a request above the 4 MiB message limit is refused by the transport, not by a crash', async () => {
-    const big = request(WORKED_EXAMPLE.xr, WORKED_EXAMPLE.pools, { context: { blob: 'x'.repeat(4 * 1024 * 1024 + 1) } });
+    const big = request(WORKED_EXAMPLE.xr, WORKED_EXAMPLE.pools, {
+      context: { blob: 'x'.repeat(4 * 1024 * 1024 + 1) },
+    });
     await expect(client.runFunction(big)).rejects.toMatchObject({ code: status.RESOURCE_EXHAUSTED });
     // ...and the server keeps serving.
     expect((await client.runFunction(request(WORKED_EXAMPLE.xr, WORKED_EXAMPLE.pools))).results).toEqual([]);
@@ -372,7 +543,8 @@ describe('RunFunction over loopback gRPC', () => {
   it('counts runs by result and times them on /metrics (private registry)', async () => {
     await client.runFunction(request(planXr({}), [nodePool('a')])); // fatal
     const text = await (await fetch(`http://127.0.0.1:${server.metricsPort}/metrics`)).text();
-    const count = (result: string): number => Number(new RegExp(`^function_noderotation_runs_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(text)?.[1]);
+    const count = (result: string): number =>
+      Number(new RegExp(`^function_noderotation_runs_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(text)?.[1]);
     expect(count('fatal')).toBeGreaterThanOrEqual(1);
     expect(count('success')).toBeGreaterThanOrEqual(1);
     expect(count('warning')).toBeGreaterThanOrEqual(1);
@@ -393,12 +565,57 @@ describe('mutual TLS', () => {
     const ssl = (...args: string[]): void => {
       execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
     };
-    const ca = (name: string): void => ssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2',
-      '-subj', `/CN=${name}`, '-keyout', `${name}.key`, '-out', `${name}.crt`);
+    const ca = (name: string): void =>
+      ssl(
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-days',
+        '2',
+        '-subj',
+        `/CN=${name}`,
+        '-keyout',
+        `${name}.key`,
+        '-out',
+        `${name}.crt`,
+      );
     const leaf = (name: string, issuer: string, ext: string): void => {
       writeFileSync(join(dir, `${name}.ext`), ext);
-      ssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', `/CN=${name}`, '-keyout', `${name}.key`, '-out', `${name}.csr`);
-      ssl('x509', '-req', '-in', `${name}.csr`, '-CA', `${issuer}.crt`, '-CAkey', `${issuer}.key`, '-CAcreateserial', '-days', '2', '-extfile', `${name}.ext`, '-out', `${name}.crt`);
+      ssl(
+        'req',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-subj',
+        `/CN=${name}`,
+        '-keyout',
+        `${name}.key`,
+        '-out',
+        `${name}.csr`,
+      );
+      ssl(
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        `${issuer}.crt`,
+        '-CAkey',
+        `${issuer}.key`,
+        '-CAcreateserial',
+        '-days',
+        '2',
+        '-extfile',
+        `${name}.ext`,
+        '-out',
+        `${name}.crt`,
+      );
     };
     ca('ca');
     ca('rogue-ca');
@@ -425,7 +642,9 @@ describe('mutual TLS', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const tryCall = async (creds: ReturnType<typeof credentials.createSsl>): Promise<RunFunctionResponse | ServiceError> => {
+  const tryCall = async (
+    creds: ReturnType<typeof credentials.createSsl>,
+  ): Promise<RunFunctionResponse | ServiceError> => {
     const c = functionClient(`127.0.0.1:${tlsServer.port}`, creds);
     try {
       return await c.runFunction(request(WORKED_EXAMPLE.xr, WORKED_EXAMPLE.pools), 5000);
@@ -453,12 +672,18 @@ describe('mutual TLS', () => {
 
   it('a plaintext client is refused', async () => {
     const c = functionClient(`127.0.0.1:${tlsServer.port}`);
-    await expect(c.runFunction(request(WORKED_EXAMPLE.xr, WORKED_EXAMPLE.pools), 5000)).rejects.toMatchObject({ code: status.UNAVAILABLE });
+    await expect(c.runFunction(request(WORKED_EXAMPLE.xr, WORKED_EXAMPLE.pools), 5000)).rejects.toMatchObject({
+      code: status.UNAVAILABLE,
+    });
     c.close();
   });
 
   it('refuses to start with neither certificates nor --insecure, and names a missing file', () => {
-    expect(() => serverCredentials({ insecure: false, tlsCertsDir: undefined })).toThrow(/no TLS certificates: pass --tls-certs-dir/);
-    expect(() => serverCredentials({ insecure: false, tlsCertsDir: join(dir, 'missing') })).toThrow(/cannot read .*missing\/ca\.crt/);
+    expect(() => serverCredentials({ insecure: false, tlsCertsDir: undefined })).toThrow(
+      /no TLS certificates: pass --tls-certs-dir/,
+    );
+    expect(() => serverCredentials({ insecure: false, tlsCertsDir: join(dir, 'missing') })).toThrow(
+      /cannot read .*missing\/ca\.crt/,
+    );
   });
 });

@@ -40,18 +40,33 @@ export function parseInput(input: JsonObject | undefined): { input: StepInput; e
   const errors: InputError[] = [];
   if (input === undefined) return { input: out, errors };
   if (input.apiVersion !== INPUT_API_VERSION) {
-    errors.push({ path: 'input.apiVersion', found: show(input.apiVersion), allowed: JSON.stringify(INPUT_API_VERSION) });
+    errors.push({
+      path: 'input.apiVersion',
+      found: show(input.apiVersion),
+      allowed: JSON.stringify(INPUT_API_VERSION),
+    });
   }
-  if (input.kind !== INPUT_KIND) errors.push({ path: 'input.kind', found: show(input.kind), allowed: JSON.stringify(INPUT_KIND) });
+  if (input.kind !== INPUT_KIND)
+    errors.push({ path: 'input.kind', found: show(input.kind), allowed: JSON.stringify(INPUT_KIND) });
   const known = new Set(['apiVersion', 'kind', 'metadata', ...Object.keys(INPUT_PROPERTIES)]);
   for (const key of Object.keys(input).sort()) {
     // A misspelt field would otherwise be ignored silently and the default used instead.
-    if (!known.has(key)) errors.push({ path: `input.${key}`, found: 'an unknown field', allowed: `one of ${Object.keys(INPUT_PROPERTIES).join(', ')}` });
+    if (!known.has(key))
+      errors.push({
+        path: `input.${key}`,
+        found: 'an unknown field',
+        allowed: `one of ${Object.keys(INPUT_PROPERTIES).join(', ')}`,
+      });
   }
   const start = input.calendarStart;
   if (start !== undefined && start !== null) {
     const t = typeof start === 'string' && RFC3339.test(start) ? Date.parse(start) : Number.NaN;
-    if (Number.isNaN(t)) errors.push({ path: 'input.calendarStart', found: show(start), allowed: 'an RFC 3339 timestamp such as 2027-01-04T00:00:00Z' });
+    if (Number.isNaN(t))
+      errors.push({
+        path: 'input.calendarStart',
+        found: show(start),
+        allowed: 'an RFC 3339 timestamp such as 2027-01-04T00:00:00Z',
+      });
     else out.calendarStart = t;
   }
   return { input: out, errors };

@@ -8,13 +8,18 @@ import { planRequest } from './request.js';
 import { run } from './run.js';
 
 const calendarStart = Date.parse('2027-01-04T00:00:00Z');
-const bytes = (r: ReturnType<typeof run>): string => Buffer.from(toBinary(RunFunctionResponseSchema, r)).toString('hex');
+const bytes = (r: ReturnType<typeof run>): string =>
+  Buffer.from(toBinary(RunFunctionResponseSchema, r)).toString('hex');
 
 /** The same object with every key order reversed, as Go's protobuf encoder may send it. */
 function reversedKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reversedKeys);
   if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(Object.keys(value).reverse().map((k) => [k, reversedKeys((value as Record<string, unknown>)[k])]));
+  return Object.fromEntries(
+    Object.keys(value)
+      .reverse()
+      .map((k) => [k, reversedKeys((value as Record<string, unknown>)[k])]),
+  );
 }
 
 describe('caches shared across calls', () => {
@@ -27,11 +32,17 @@ describe('caches shared across calls', () => {
     expect(bytes(run(req, { calendarStart, memo, figures }))).toBe(fresh);
     expect(memo.size).toBe(30);
     // Same content, every key order reversed: same keys, no new entries, same answer.
-    const shuffled = planRequest({ composite: reversedKeys(xr) as JsonObject, nodePools: pools.map((p) => reversedKeys(p) as JsonObject) });
+    const shuffled = planRequest({
+      composite: reversedKeys(xr) as JsonObject,
+      nodePools: pools.map((p) => reversedKeys(p) as JsonObject),
+    });
     expect(bytes(run(shuffled, { calendarStart, memo, figures }))).toBe(fresh);
     expect(memo.size).toBe(30);
     // A changed NodePool is a new entry; another calendar day is another plan key.
-    const changed = planRequest({ composite: xr, nodePools: [...pools.slice(1), nodePool('pool-0000', { expireAfter: '500h' })] });
+    const changed = planRequest({
+      composite: xr,
+      nodePools: [...pools.slice(1), nodePool('pool-0000', { expireAfter: '500h' })],
+    });
     run(changed, { calendarStart, memo, figures });
     expect(memo.size).toBe(31);
     run(req, { calendarStart: calendarStart + 86_400_000, memo, figures });

@@ -19,6 +19,7 @@ export function planRequest({ composite, nodePools, input, tag = '' }: PlanReque
     observed: { composite: { resource: composite } },
     desired: {},
     input,
-    requiredResources: nodePools === null ? {} : { [NODEPOOLS]: { items: nodePools.map((resource) => ({ resource })) } },
+    requiredResources:
+      nodePools === null ? {} : { [NODEPOOLS]: { items: nodePools.map((resource) => ({ resource })) } },
   });
 }

@@ -57,10 +57,19 @@ const COUNT_FIGURES = new Set<keyof Figures>(['guaranteedChances', 'capacityPerO
 const FIGURE_KEYS = Object.keys(FIGURE_ANNOTATIONS) as (keyof Figures)[];
 
 /** Reasons of results that are about malformed input rather than a plan that cannot work. */
-export const INPUT_REASONS = new Set(['InvalidPlan', 'InvalidPolicy', 'InvalidInput', 'InvalidNodePool', 'InvalidTimezone']);
+export const INPUT_REASONS = new Set([
+  'InvalidPlan',
+  'InvalidPolicy',
+  'InvalidInput',
+  'InvalidNodePool',
+  'InvalidTimezone',
+]);
 
 export interface RunEnv {
-  /** Epoch ms the window figures start from unless the step input sets calendarStart: the shell passes the start of the current UTC day. */
+  /**
+   * Epoch ms the window figures start from unless the step input sets calendarStart: the shell passes the start of the
+   * current UTC day.
+   */
   calendarStart: number;
   /** Shared across calls by the server; a fresh one per call otherwise. */
   figures?: FiguresCache;
@@ -72,12 +81,19 @@ export interface RunEnv {
 export function requirements(): Requirements {
   return create(RequirementsSchema, {
     resources: {
-      [NODEPOOLS]: { apiVersion: 'karpenter.sh/v1', kind: 'NodePool', match: { case: 'matchLabels', value: { labels: {} } } },
+      [NODEPOOLS]: {
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodePool',
+        match: { case: 'matchLabels', value: { labels: {} } },
+      },
     },
   });
 }
 
-/** The NodePools Crossplane fetched for us (required_resources; extra_resources before Crossplane v2), or undefined before it has. */
+/**
+ * The NodePools Crossplane fetched for us (required_resources; extra_resources before Crossplane v2), or undefined
+ * before it has.
+ */
 export function suppliedNodePools(req: RunFunctionRequest): Resources | undefined {
   return req.requiredResources[NODEPOOLS] ?? req.extraResources[NODEPOOLS];
 }
@@ -113,7 +129,12 @@ export function run(req: RunFunctionRequest, env: RunEnv): RunFunctionResponse {
   };
 
   const { input, errors: inputErrors } = parseInput(req.input);
-  for (const e of inputErrors) fatal('InvalidInput', null, `Composition step input: ${e.path}: found ${e.found}; allowed: ${e.allowed}. Fix the input of this function's step in the Composition.`);
+  for (const e of inputErrors)
+    fatal(
+      'InvalidInput',
+      null,
+      `Composition step input: ${e.path}: found ${e.found}; allowed: ${e.allowed}. Fix the input of this function's step in the Composition.`,
+    );
   const calendarStart = input.calendarStart ?? env.calendarStart;
 
   const plan = readPlan(req.observed?.composite?.resource, fatal);
@@ -126,27 +147,50 @@ export function run(req: RunFunctionRequest, env: RunEnv): RunFunctionResponse {
   const planKey = env.memo ? `${calendarStart} ${env.memo.key(plan)}` : '';
   const sortedPools = [...pools].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
   const outcomes = sortedPools.map((pool) =>
-    env.memo ? env.memo.get(planKey, pool, () => poolOutcome(plan, pool, figuresFor)) : poolOutcome(plan, pool, figuresFor));
+    env.memo
+      ? env.memo.get(planKey, pool, () => poolOutcome(plan, pool, figuresFor))
+      : poolOutcome(plan, pool, figuresFor),
+  );
   const governed = outcomes.filter((o): o is Extract<PoolOutcome, { kind: 'policy' }> => o.kind === 'policy');
   const excluded = outcomes.filter((o) => o.kind === 'excluded').length;
   for (const o of outcomes) if (o.kind === 'invalid' || o.kind === 'policy') problems.push(...o.problems);
   if (problems.some((p) => p.severity === 'fatal')) return finish(rsp, problems, null);
   if (governed.length === 0) {
     // explain owns the wording of plan-level findings; with nothing governed it does no analysis.
-    for (const f of explain({ plans: [{ ...plan, source: { file: 'observed.composite', document: 1 } }], policies: [], nodePools: pools, nodeClaims: [] }, calendarStart).planFindings) {
+    for (const f of explain(
+      {
+        plans: [{ ...plan, source: { file: 'observed.composite', document: 1 } }],
+        policies: [],
+        nodePools: pools,
+        nodeClaims: [],
+      },
+      calendarStart,
+    ).planFindings) {
       fatal(f.reason, null, `MaintenancePlan ${plan.metadata.name}: ${f.field}: ${f.message}`);
     }
     return finish(rsp, problems, null);
   }
 
   const resources: Record<string, Resource> = { ...(req.desired?.resources ?? {}) };
-  for (const o of governed) resources[o.key] = create(ResourceSchema, { resource: o.policy as unknown as JsonObject, ready: Ready.TRUE });
+  for (const o of governed)
+    resources[o.key] = create(ResourceSchema, { resource: o.policy as unknown as JsonObject, ready: Ready.TRUE });
   rsp.desired = create(StateSchema, {
-    composite: compositeWithStatus(req, governed.map((o) => o.summary)),
+    composite: compositeWithStatus(
+      req,
+      governed.map((o) => o.summary),
+    ),
     // Sorted so that the response does not depend on the order earlier steps added their resources in.
-    resources: Object.fromEntries(Object.keys(resources).sort().map((k) => [k, resources[k] as Resource])),
+    resources: Object.fromEntries(
+      Object.keys(resources)
+        .sort()
+        .map((k) => [k, resources[k] as Resource]),
+    ),
   });
-  return finish(rsp, problems, `${count(governed.length, 'NodePool')} governed, ${count(excluded, 'NodePool')} excluded by rules, ${count(problems.length, 'warning')}.`);
+  return finish(
+    rsp,
+    problems,
+    `${count(governed.length, 'NodePool')} governed, ${count(excluded, 'NodePool')} excluded by rules, ${count(problems.length, 'warning')}.`,
+  );
 }
 
 /** What the plan makes of one NodePool. Shared (memoised) between calls: never mutated after creation. */
@@ -164,7 +208,14 @@ function poolOutcome(plan: MaintenancePlan, pool: NodePool, figuresFor: FiguresF
     const name = pool.metadata.name;
     return {
       kind: 'invalid',
-      problems: [{ severity: 'fatal', reason: 'InvalidNodePool', nodePool: name, message: `NodePool ${name} (required resource ${NODEPOOLS}) cannot be analysed: ${(err as Error).message}. Fix the NodePool.` }],
+      problems: [
+        {
+          severity: 'fatal',
+          reason: 'InvalidNodePool',
+          nodePool: name,
+          message: `NodePool ${name} (required resource ${NODEPOOLS}) cannot be analysed: ${(err as Error).message}. Fix the NodePool.`,
+        },
+      ],
     };
   }
 }
@@ -195,7 +246,12 @@ function analyseOne(plan: MaintenancePlan, pool: NodePool, figuresFor: FiguresFo
     // Frozen: shared between calls through the memo, and the encoder reuses its bytes.
     policy: freezeStruct(annotate(policy, figures, rule)),
     summary: summary(nodePool, policy, rule, figures, findings),
-    problems: findings.map((f) => ({ severity: f.severity, reason: f.reason, nodePool, message: `${where}: ${planField(plan, ruleIndex, f)}: ${f.message}` })),
+    problems: findings.map((f) => ({
+      severity: f.severity,
+      reason: f.reason,
+      nodePool,
+      message: `${where}: ${planField(plan, ruleIndex, f)}: ${f.message}`,
+    })),
   };
 }
 
@@ -204,30 +260,48 @@ function finish(rsp: RunFunctionResponse, problems: Problem[], accepted: string 
   const order = (p: Problem): string => `${p.severity === 'fatal' ? 0 : 1}${p.nodePool ?? ''}`;
   // Stable sort: within one NodePool the findings keep analysePool's order (the design's tables).
   const sorted = [...problems].sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
-  rsp.results = sorted.map((p) => result(p.severity === 'fatal' ? Severity.FATAL : Severity.WARNING, p.reason, p.message));
+  rsp.results = sorted.map((p) =>
+    result(p.severity === 'fatal' ? Severity.FATAL : Severity.WARNING, p.reason, p.message),
+  );
   const first = sorted.find((p) => p.severity === 'fatal');
   const fatalCount = sorted.filter((p) => p.severity === 'fatal').length;
   rsp.conditions = [
     accepted !== null || !first
       ? condition(Status.CONDITION_TRUE, 'Accepted', accepted ?? '')
-      : condition(Status.CONDITION_FALSE, first.reason, fatalCount > 1 ? `${first.message} (and ${fatalCount - 1} more fatal problem(s); see the events)` : first.message),
+      : condition(
+          Status.CONDITION_FALSE,
+          first.reason,
+          fatalCount > 1
+            ? `${first.message} (and ${fatalCount - 1} more fatal problem(s); see the events)`
+            : first.message,
+        ),
   ];
   return rsp;
 }
 
-const result = (severity: Severity, reason: string, message: string): Result => create(ResultSchema, { severity, reason, message });
+const result = (severity: Severity, reason: string, message: string): Result =>
+  create(ResultSchema, { severity, reason, message });
 
 const condition = (status: Status, reason: string, message: string): Condition =>
   create(ConditionSchema, { type: PLAN_VALID, status, reason, message });
 
-/** `rotationpolicy-<nodepool>`, the composition resource name: stable, hashed only beyond a label value's 63 characters. */
+/**
+ * `rotationpolicy-<nodepool>`, the composition resource name: stable, hashed only beyond a label value's 63 characters.
+ */
 export function resourceKey(nodePool: string): string {
   return shortenName(`rotationpolicy-${nodePool}`, 63);
 }
 
-function readPlan(xr: JsonObject | undefined, fatal: (r: string, p: string | null, m: string) => void): MaintenancePlan | null {
+function readPlan(
+  xr: JsonObject | undefined,
+  fatal: (r: string, p: string | null, m: string) => void,
+): MaintenancePlan | null {
   if (!isObject(xr)) {
-    fatal('InvalidPlan', null, 'The request has no observed composite resource: this function composes a MaintenancePlan XR (see examples/crossplane).');
+    fatal(
+      'InvalidPlan',
+      null,
+      'The request has no observed composite resource: this function composes a MaintenancePlan XR (see examples/crossplane).',
+    );
     return null;
   }
   const name = isObject(xr.metadata) ? xr.metadata.name : undefined;
@@ -236,7 +310,11 @@ function readPlan(xr: JsonObject | undefined, fatal: (r: string, p: string | nul
     return null;
   }
   if (!isObject(xr.spec)) {
-    fatal('InvalidPlan', null, `MaintenancePlan ${name}: spec: found ${xr.spec === undefined ? 'nothing' : JSON.stringify(xr.spec)}; allowed: an object with at least spec.defaults.maintenanceWindows. Add the plan's spec.`);
+    fatal(
+      'InvalidPlan',
+      null,
+      `MaintenancePlan ${name}: spec: found ${xr.spec === undefined ? 'nothing' : JSON.stringify(xr.spec)}; allowed: an object with at least spec.defaults.maintenanceWindows. Add the plan's spec.`,
+    );
     return null;
   }
   // spec.crossplane is Crossplane's own (composition reference, resource references), not part of the plan.
@@ -244,7 +322,11 @@ function readPlan(xr: JsonObject | undefined, fatal: (r: string, p: string | nul
   const plan = { apiVersion: 'noderotation.io/v1alpha1', kind: 'MaintenancePlan', metadata: { name }, spec };
   const errors = validateAgainst('maintenancePlan', plan);
   for (const e of errors) {
-    fatal(e.reason ?? 'InvalidPlan', null, `MaintenancePlan ${name}: ${e.path}: found ${e.found}; allowed: ${e.allowed}. Fix that field of the plan.`);
+    fatal(
+      e.reason ?? 'InvalidPlan',
+      null,
+      `MaintenancePlan ${name}: ${e.path}: found ${e.found}; allowed: ${e.allowed}. Fix that field of the plan.`,
+    );
   }
   return errors.length > 0 ? null : (plan as unknown as MaintenancePlan);
 }
@@ -253,21 +335,34 @@ function readPlan(xr: JsonObject | undefined, fatal: (r: string, p: string | nul
  * The NodePools as Crossplane fetched them. The apiserver has validated them against Karpenter's CRD; we
  * check only what the derivation would otherwise trip over, so a malformed object is a FATAL, not a crash.
  */
-function readNodePools(supplied: Resources, fatal: (r: string, p: string | null, m: string) => void): NodePool[] | null {
+function readNodePools(
+  supplied: Resources,
+  fatal: (r: string, p: string | null, m: string) => void,
+): NodePool[] | null {
   const pools: NodePool[] = [];
   let ok = true;
   supplied.items.forEach((item, i) => {
     const obj = item.resource;
-    const name = isObject(obj) && isObject(obj.metadata) && typeof obj.metadata.name === 'string' ? obj.metadata.name : null;
+    const name =
+      isObject(obj) && isObject(obj.metadata) && typeof obj.metadata.name === 'string' ? obj.metadata.name : null;
     const bad = (field: string, found: JsonValue | undefined, allowed: string): void => {
       ok = false;
-      fatal('InvalidNodePool', name, `NodePool ${name ?? `#${i + 1}`} (required resource ${NODEPOOLS}): ${field}: found ${found === undefined ? 'nothing' : JSON.stringify(found)}; allowed: ${allowed}.`);
+      fatal(
+        'InvalidNodePool',
+        name,
+        `NodePool ${name ?? `#${i + 1}`} (required resource ${NODEPOOLS}): ${field}: found ${found === undefined ? 'nothing' : JSON.stringify(found)}; allowed: ${allowed}.`,
+      );
     };
     if (!isObject(obj) || obj.apiVersion !== 'karpenter.sh/v1' || obj.kind !== 'NodePool') {
-      bad('apiVersion/kind', isObject(obj) ? `${String(obj.apiVersion)} ${String(obj.kind)}` : obj, 'karpenter.sh/v1 NodePool');
+      bad(
+        'apiVersion/kind',
+        isObject(obj) ? `${String(obj.apiVersion)} ${String(obj.kind)}` : obj,
+        'karpenter.sh/v1 NodePool',
+      );
       return;
     }
-    if (name === null || name === '') return bad('metadata.name', isObject(obj.metadata) ? obj.metadata.name : undefined, 'a name');
+    if (name === null || name === '')
+      return bad('metadata.name', isObject(obj.metadata) ? obj.metadata.name : undefined, 'a name');
     const labels = (obj.metadata as JsonObject).labels;
     if (labels !== undefined && !(isObject(labels) && Object.values(labels).every((v) => typeof v === 'string'))) {
       return bad('metadata.labels', labels, 'a map of strings');
@@ -321,7 +416,8 @@ function annotate(policy: RotationPolicy, figures: Figures, rule: string | null)
   for (const key of FIGURE_KEYS) {
     const value = figures[key];
     // null: not derivable (expireAfter: Never leaves no deadline); the annotation is left out.
-    if (value !== null) annotations[FIGURE_ANNOTATIONS[key]] = COUNT_FIGURES.has(key) ? String(value) : formatGoDuration(value);
+    if (value !== null)
+      annotations[FIGURE_ANNOTATIONS[key]] = COUNT_FIGURES.has(key) ? String(value) : formatGoDuration(value);
   }
   if (rule !== null) annotations[RULE_ANNOTATION] = rule;
   const { apiVersion, kind, metadata, spec } = policy;
@@ -333,7 +429,13 @@ function annotate(policy: RotationPolicy, figures: Figures, rule: string | null)
   };
 }
 
-function summary(nodePool: string, policy: RotationPolicy, rule: string | null, f: Figures, findings: Finding[]): NodePoolSummary {
+function summary(
+  nodePool: string,
+  policy: RotationPolicy,
+  rule: string | null,
+  f: Figures,
+  findings: Finding[],
+): NodePoolSummary {
   const out: NodePoolSummary = { name: nodePool, policy: policy.metadata.name };
   if (rule !== null) out.rule = rule;
   if (f.windowPeriodSeconds !== null) out.windowPeriod = formatGoDuration(f.windowPeriodSeconds);

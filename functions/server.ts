@@ -2,7 +2,14 @@
 // shutdown. Everything that is not transport lives in run.ts.
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Server, status, type ServerCredentials, type ServerUnaryCall, type ServerWritableStream, type sendUnaryData } from '@grpc/grpc-js';
+import {
+  Server,
+  status,
+  type ServerCredentials,
+  type ServerUnaryCall,
+  type ServerWritableStream,
+  type sendUnaryData,
+} from '@grpc/grpc-js';
 import { create } from '@bufbuild/protobuf';
 import { Severity, type RunFunctionRequest, type RunFunctionResponse } from './generated/fn/v1/run_function_pb.js';
 import {
@@ -75,7 +82,10 @@ export async function startFunctionServer(options: ServerOptions): Promise<Funct
   });
 
   server.addService(functionRunnerService, {
-    RunFunction(call: ServerUnaryCall<RunFunctionRequest, RunFunctionResponse>, callback: sendUnaryData<RunFunctionResponse>) {
+    RunFunction(
+      call: ServerUnaryCall<RunFunctionRequest, RunFunctionResponse>,
+      callback: sendUnaryData<RunFunctionResponse>,
+    ) {
       const started = performance.now();
       const req = call.request;
       try {
@@ -97,7 +107,10 @@ export async function startFunctionServer(options: ServerOptions): Promise<Funct
         // Crossplane keep what it has (no desired state is applied), which is the safe outcome.
         metrics.observe('error', (performance.now() - started) / 1000);
         log('error', 'RunFunction failed', { tag: req.meta?.tag ?? '', error: (err as Error).stack ?? String(err) });
-        callback({ code: status.INTERNAL, details: `function-noderotation: internal error: ${(err as Error).message}` });
+        callback({
+          code: status.INTERNAL,
+          details: `function-noderotation: internal error: ${(err as Error).message}`,
+        });
       }
     },
   });
@@ -107,11 +120,17 @@ export async function startFunctionServer(options: ServerOptions): Promise<Funct
     ['', Serving.SERVING],
     ['apiextensions.fn.proto.v1.FunctionRunnerService', Serving.SERVING],
   ]);
-  const watchers = new Set<{ service: string; stream: ServerWritableStream<HealthCheckRequest, HealthCheckResponse> }>();
+  const watchers = new Set<{
+    service: string;
+    stream: ServerWritableStream<HealthCheckRequest, HealthCheckResponse>;
+  }>();
   const healthOf = (service: string): HealthCheckResponse =>
     create(HealthCheckResponseSchema, { status: services.get(service) ?? Serving.SERVICE_UNKNOWN });
   server.addService(healthService, {
-    Check(call: ServerUnaryCall<HealthCheckRequest, HealthCheckResponse>, callback: sendUnaryData<HealthCheckResponse>) {
+    Check(
+      call: ServerUnaryCall<HealthCheckRequest, HealthCheckResponse>,
+      callback: sendUnaryData<HealthCheckResponse>,
+    ) {
       const service = call.request.service;
       if (!services.has(service)) callback({ code: status.NOT_FOUND, details: `unknown service "${service}"` });
       else callback(null, healthOf(service));

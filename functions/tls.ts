@@ -12,7 +12,9 @@ export function serverCredentials(options: { insecure: boolean; tlsCertsDir: str
   if (options.insecure) return ServerCredentials.createInsecure();
   const dir = options.tlsCertsDir;
   if (!dir) {
-    throw new CredentialsError('no TLS certificates: pass --tls-certs-dir DIR (or set TLS_SERVER_CERTS_DIR) with tls.crt, tls.key and ca.crt, or --insecure for local development');
+    throw new CredentialsError(
+      'no TLS certificates: pass --tls-certs-dir DIR (or set TLS_SERVER_CERTS_DIR) with tls.crt, tls.key and ca.crt, or --insecure for local development',
+    );
   }
   const read = (file: string): Buffer => {
     try {
@@ -23,5 +25,9 @@ export function serverCredentials(options: { insecure: boolean; tlsCertsDir: str
   };
   // checkClientCertificate = true: a client must present a certificate signed by ca.crt (real mTLS).
   // Node's TLS defaults already refuse anything below TLS 1.2.
-  return ServerCredentials.createSsl(read('ca.crt'), [{ cert_chain: read('tls.crt'), private_key: read('tls.key') }], true);
+  return ServerCredentials.createSsl(
+    read('ca.crt'),
+    [{ cert_chain: read('tls.crt'), private_key: read('tls.key') }],
+    true,
+  );
 }

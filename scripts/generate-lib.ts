@@ -68,7 +68,8 @@ function byId(files: SchemaFiles): Map<string, JsonSchema> {
   const out = new Map<string, JsonSchema>();
   for (const [path, schema] of files) {
     const expected = SCHEMA_BASE + path;
-    if (schema.$id !== expected) throw new Error(`schemas/${path}: $id must be ${expected} (it mirrors the path), found ${String(schema.$id)}`);
+    if (schema.$id !== expected)
+      throw new Error(`schemas/${path}: $id must be ${expected} (it mirrors the path), found ${String(schema.$id)}`);
     out.set(expected, schema);
   }
   return out;
@@ -92,7 +93,13 @@ function crd(files: SchemaFiles, k: Kind): string {
     metadata: { name: `${k.plural}.${GROUP}` },
     spec: {
       group: GROUP,
-      names: { kind: k.kind, listKind: `${k.kind}List`, plural: k.plural, singular: k.singular, shortNames: k.shortNames },
+      names: {
+        kind: k.kind,
+        listKind: `${k.kind}List`,
+        plural: k.plural,
+        singular: k.singular,
+        shortNames: k.shortNames,
+      },
       scope: 'Cluster',
       versions: [
         {
@@ -110,10 +117,7 @@ function crd(files: SchemaFiles, k: Kind): string {
 }
 
 function catalog(files: SchemaFiles, k: Kind): string {
-  const schema = toCatalogSchema(
-    resourceSchema(files, k.file),
-    `${k.kind} ${GROUP}/${VERSION}. ${HEADER}`,
-  );
+  const schema = toCatalogSchema(resourceSchema(files, k.file), `${k.kind} ${GROUP}/${VERSION}. ${HEADER}`);
   return `${JSON.stringify(schema, null, 2)}\n`;
 }
 
@@ -137,7 +141,10 @@ async function types(files: SchemaFiles): Promise<string> {
     title: 'NoderotationApi',
     type: 'object',
     additionalProperties: false,
-    properties: Object.fromEntries([...KINDS.map((k) => [k.kind, { $ref: k.file }]), ...TYPE_ONLY.map((t) => [t.title, { $ref: t.file }])]),
+    properties: Object.fromEntries([
+      ...KINDS.map((k) => [k.kind, { $ref: k.file }]),
+      ...TYPE_ONLY.map((t) => [t.title, { $ref: t.file }]),
+    ]),
   };
   const virtualRoot = '/schemas/';
   const resolver = {

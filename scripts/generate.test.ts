@@ -46,8 +46,10 @@ describe('generated files', () => {
       const schema = JSON.parse(text);
       const open: string[] = [];
       const walk = (node: Record<string, unknown>, at: string): void => {
-        if (node.type === 'object' && node.properties && node.additionalProperties !== false && at !== '.metadata') open.push(at);
-        for (const [k, v] of Object.entries((node.properties ?? {}) as Record<string, Record<string, unknown>>)) walk(v, `${at}.${k}`);
+        if (node.type === 'object' && node.properties && node.additionalProperties !== false && at !== '.metadata')
+          open.push(at);
+        for (const [k, v] of Object.entries((node.properties ?? {}) as Record<string, Record<string, unknown>>))
+          walk(v, `${at}.${k}`);
         if (node.items) walk(node.items as Record<string, unknown>, `${at}[]`);
       };
       walk(schema, '');

@@ -41,21 +41,33 @@ const EXPIRE_AFTER = /^(([0-9]+(s|m|h))+|Never)$/; // Karpenter's own pattern (k
 function karpenterErrors(doc: Record<string, unknown>, kind: 'NodePool' | 'NodeClaim'): FieldError[] {
   const errors: FieldError[] = [];
   const meta = doc.metadata as Record<string, unknown> | undefined;
-  if (typeof meta?.name !== 'string' || meta.name === '') errors.push({ path: 'metadata.name', found: 'nothing', allowed: 'a name' });
+  if (typeof meta?.name !== 'string' || meta.name === '')
+    errors.push({ path: 'metadata.name', found: 'nothing', allowed: 'a name' });
   const spec = doc.spec as Record<string, unknown> | undefined;
   const base = kind === 'NodePool' ? 'spec.template.spec' : 'spec';
-  const inner = kind === 'NodePool' ? ((spec?.template as Record<string, unknown> | undefined)?.spec as Record<string, unknown> | undefined) : spec;
+  const inner =
+    kind === 'NodePool'
+      ? ((spec?.template as Record<string, unknown> | undefined)?.spec as Record<string, unknown> | undefined)
+      : spec;
   if (kind === 'NodePool' && (typeof inner !== 'object' || inner === null)) {
     errors.push({ path: 'spec.template.spec', found: 'nothing', allowed: 'a NodePool template (karpenter.sh/v1)' });
     return errors;
   }
   const expire = inner?.expireAfter;
   if (expire !== undefined && (typeof expire !== 'string' || !EXPIRE_AFTER.test(expire))) {
-    errors.push({ path: `${base}.expireAfter`, found: JSON.stringify(expire), allowed: 'a duration in s, m and h such as 336h, or Never' });
+    errors.push({
+      path: `${base}.expireAfter`,
+      found: JSON.stringify(expire),
+      allowed: 'a duration in s, m and h such as 336h, or Never',
+    });
   }
   const tgp = inner?.terminationGracePeriod;
   if (tgp !== undefined && (typeof tgp !== 'string' || !GO_DURATION.test(tgp))) {
-    errors.push({ path: `${base}.terminationGracePeriod`, found: JSON.stringify(tgp), allowed: 'a Go duration such as 1h or 30m' });
+    errors.push({
+      path: `${base}.terminationGracePeriod`,
+      found: JSON.stringify(tgp),
+      allowed: 'a Go duration such as 1h or 30m',
+    });
   }
   return errors;
 }
@@ -69,12 +81,21 @@ export function readDocuments(files: readonly { name: string; text: string }[]):
       n++;
       if (d.errors.length > 0) {
         for (const err of d.errors) {
-          out.errors.push({ file: name, document: n, path: '(document)', found: 'YAML that does not parse', allowed: err.message.split('\n')[0] ?? 'valid YAML' });
+          out.errors.push({
+            file: name,
+            document: n,
+            path: '(document)',
+            found: 'YAML that does not parse',
+            allowed: err.message.split('\n')[0] ?? 'valid YAML',
+          });
         }
         continue;
       }
       const value = d.toJS() as unknown;
-      if (value === null || value === undefined) { n--; continue; } // empty document (e.g. trailing ---)
+      if (value === null || value === undefined) {
+        n--;
+        continue;
+      } // empty document (e.g. trailing ---)
       const items = isList(value) ? (value as { items: unknown[] }).items : [value];
       for (const item of items) classify(item, { file: name, document: n }, out);
     }
@@ -83,14 +104,23 @@ export function readDocuments(files: readonly { name: string; text: string }[]):
 }
 
 function isList(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && typeof (value as { kind?: unknown }).kind === 'string'
-    && ((value as { kind: string }).kind === 'List' || (value as { kind: string }).kind.endsWith('List'))
-    && Array.isArray((value as { items?: unknown }).items);
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { kind?: unknown }).kind === 'string' &&
+    ((value as { kind: string }).kind === 'List' || (value as { kind: string }).kind.endsWith('List')) &&
+    Array.isArray((value as { items?: unknown }).items)
+  );
 }
 
 function classify(value: unknown, source: Source, out: Inputs): void {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    out.errors.push({ ...source, path: '(document)', found: JSON.stringify(value), allowed: 'a Kubernetes object with apiVersion and kind' });
+    out.errors.push({
+      ...source,
+      path: '(document)',
+      found: JSON.stringify(value),
+      allowed: 'a Kubernetes object with apiVersion and kind',
+    });
     return;
   }
   const doc = value as Record<string, unknown>;
@@ -102,15 +132,23 @@ function classify(value: unknown, source: Source, out: Inputs): void {
     return errors.length === 0;
   };
   if (group === 'noderotation.io' && kind === 'RotationPolicy') {
-    if (push(validateAgainst('rotationPolicy', doc))) out.policies.push({ ...(doc as unknown as RotationPolicy), source });
+    if (push(validateAgainst('rotationPolicy', doc)))
+      out.policies.push({ ...(doc as unknown as RotationPolicy), source });
   } else if (group === 'noderotation.io' && kind === 'MaintenancePlan') {
-    if (push(validateAgainst('maintenancePlan', doc))) out.plans.push({ ...(doc as unknown as MaintenancePlan), source });
+    if (push(validateAgainst('maintenancePlan', doc)))
+      out.plans.push({ ...(doc as unknown as MaintenancePlan), source });
   } else if (doc.apiVersion === 'karpenter.sh/v1' && (kind === 'NodePool' || kind === 'NodeClaim')) {
     if (!push(karpenterErrors(doc, kind))) return;
     if (kind === 'NodePool') out.nodePools.push(doc as unknown as NodePool);
     else out.nodeClaims.push(doc as unknown as NodeClaim);
   } else if (!kind || !doc.apiVersion) {
-    out.errors.push({ ...source, object, path: doc.apiVersion ? 'kind' : 'apiVersion', found: 'nothing', allowed: 'a Kubernetes object with apiVersion and kind' });
+    out.errors.push({
+      ...source,
+      object,
+      path: doc.apiVersion ? 'kind' : 'apiVersion',
+      found: 'nothing',
+      allowed: 'a Kubernetes object with apiVersion and kind',
+    });
   } else {
     out.ignored.push({ ...source, kind: `${String(doc.apiVersion)} ${kind}` });
   }

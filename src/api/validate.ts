@@ -26,7 +26,12 @@ function build(): Ajv {
   const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, strictRequired: false, allowUnionTypes: false });
   addFormats(ajv, ['date-time']);
   ajv.addFormat('iana-timezone', { type: 'string', validate: isValidTimezone });
-  for (const kw of ['x-kubernetes-list-type', 'x-kubernetes-list-map-keys', 'x-kubernetes-map-type', 'x-noderotation-allowed']) {
+  for (const kw of [
+    'x-kubernetes-list-type',
+    'x-kubernetes-list-map-keys',
+    'x-kubernetes-map-type',
+    'x-noderotation-allowed',
+  ]) {
     ajv.addKeyword({ keyword: kw, schemaType: ['string', 'array'] });
   }
   ajv.addKeyword({
@@ -71,7 +76,10 @@ function validator(id: string): ValidateFunction {
 
 /** JSON pointer /spec/maintenanceWindows/0/start → spec.maintenanceWindows[0].start */
 export function fieldPath(pointer: string, child?: string): string {
-  const parts = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (child !== undefined) parts.push(child);
   let out = '';
   for (const part of parts) {
@@ -103,7 +111,9 @@ function allowedText(e: ErrorObject): string {
       return `a value of type ${(e.params as { type: string }).type}`;
     case 'minimum':
     case 'maximum':
-      return typeof hint === 'string' ? hint : `a number ${e.keyword === 'minimum' ? '≥' : '≤'} ${(e.params as { limit: number }).limit}`;
+      return typeof hint === 'string'
+        ? hint
+        : `a number ${e.keyword === 'minimum' ? '≥' : '≤'} ${(e.params as { limit: number }).limit}`;
     case 'minItems':
       return `at least ${(e.params as { limit: number }).limit} item(s)`;
     case 'maxItems':
@@ -117,8 +127,10 @@ function allowedText(e: ErrorObject): string {
     case 'x-kubernetes-validations':
       return e.message ?? 'the rule to hold';
     case 'format':
-      if ((e.params as { format: string }).format === 'iana-timezone') return 'an IANA time zone name such as Asia/Tokyo, Europe/Berlin or UTC';
-      if ((e.params as { format: string }).format === 'date-time') return 'an RFC 3339 timestamp such as 2026-12-24T00:00:00Z';
+      if ((e.params as { format: string }).format === 'iana-timezone')
+        return 'an IANA time zone name such as Asia/Tokyo, Europe/Berlin or UTC';
+      if ((e.params as { format: string }).format === 'date-time')
+        return 'an RFC 3339 timestamp such as 2026-12-24T00:00:00Z';
       return `format ${(e.params as { format: string }).format}`;
     default:
       return typeof hint === 'string' ? hint : (e.message ?? e.keyword);
@@ -135,7 +147,8 @@ function toFieldError(e: ErrorObject): FieldError {
     return { path: fieldPath(e.instancePath, extra), found: 'an unknown field', allowed: allowedText(e) };
   }
   const out: FieldError = { path: fieldPath(e.instancePath), found: show(e.data), allowed: allowedText(e) };
-  if (e.keyword === 'format' && (e.params as { format: string }).format === 'iana-timezone') out.reason = 'InvalidTimezone';
+  if (e.keyword === 'format' && (e.params as { format: string }).format === 'iana-timezone')
+    out.reason = 'InvalidTimezone';
   return out;
 }
 

@@ -26,16 +26,39 @@ spec: {template: {spec: {expireAfter: ${expireAfter}, terminationGracePeriod: 1h
 
 describe('noderotation explain', () => {
   it('prints exactly the documented JSON keys, figures in seconds, and exits 0 without fatal findings', async () => {
-    const r = await cli(['explain', '-o', 'json', '-f', ex('rotationpolicy-worked-example.yaml'), '-f', ex('nodepools.yaml')]);
+    const r = await cli([
+      'explain',
+      '-o',
+      'json',
+      '-f',
+      ex('rotationpolicy-worked-example.yaml'),
+      '-f',
+      ex('nodepools.yaml'),
+    ]);
     expect(r.code).toBe(0);
     const json = JSON.parse(r.out);
     expect(Object.keys(json)).toEqual(['nodePools']);
     const general = json.nodePools.find((p: { nodePool: string }) => p.nodePool === 'general');
     expect(Object.keys(general)).toEqual([
-      'nodePool', 'policy', 'windowPeriodSeconds', 'rotationBoundSeconds', 'leadTimeSeconds', 'ageThresholdSeconds',
-      'guaranteedChances', 'expectedRotationSeconds', 'capacityPerOccurrence', 'findings',
+      'nodePool',
+      'policy',
+      'windowPeriodSeconds',
+      'rotationBoundSeconds',
+      'leadTimeSeconds',
+      'ageThresholdSeconds',
+      'guaranteedChances',
+      'expectedRotationSeconds',
+      'capacityPerOccurrence',
+      'findings',
     ]);
-    expect(general).toMatchObject({ policy: 'worked-example', windowPeriodSeconds: 345600, rotationBoundSeconds: 4620, ageThresholdSeconds: 513780, capacityPerOccurrence: 10, guaranteedChances: 2 });
+    expect(general).toMatchObject({
+      policy: 'worked-example',
+      windowPeriodSeconds: 345600,
+      rotationBoundSeconds: 4620,
+      ageThresholdSeconds: 513780,
+      capacityPerOccurrence: 10,
+      guaranteedChances: 2,
+    });
     expect(json.nodePools.map((p: { nodePool: string }) => p.nodePool)).toEqual(['api', 'batch', 'general', 'gpu']);
   });
 
@@ -59,7 +82,9 @@ spec:
     const r = await cli(['explain', '-f', '-'], bad);
     expect(r.code).toBe(2);
     expect(r.out).toBe('');
-    expect(r.err).toContain('(stdin), document 2 (RotationPolicy/p): spec.maintenanceWindows[0].start: found "9:00"; allowed: a 24-hour time "HH:MM"');
+    expect(r.err).toContain(
+      '(stdin), document 2 (RotationPolicy/p): spec.maintenanceWindows[0].start: found "9:00"; allowed: a 24-hour time "HH:MM"',
+    );
   });
 
   it('names an unknown time zone with its reason, and exits 2', async () => {
@@ -73,7 +98,9 @@ spec:
 `;
     const r = await cli(['explain', '-f', '-'], input);
     expect(r.code).toBe(2);
-    expect(r.err).toContain('spec.maintenanceWindows[0].timezone: found "Europe/Atlantis"; allowed: an IANA time zone name such as Asia/Tokyo, Europe/Berlin or UTC (InvalidTimezone)');
+    expect(r.err).toContain(
+      'spec.maintenanceWindows[0].timezone: found "Europe/Atlantis"; allowed: an IANA time zone name such as Asia/Tokyo, Europe/Berlin or UTC (InvalidTimezone)',
+    );
   });
 
   it('handles several entries, other zones, midnight crossing, unset tGP, Never and K = 1 in one run', async () => {
@@ -104,14 +131,20 @@ spec:
     expect(x.capacityPerOccurrence).toBe(Math.ceil(7200 / 1500)); // shortest occurrence is Fri's 2h
     expect(x.findings.map((f: { reason: string }) => f.reason)).toEqual(['SingleRotationChance']);
     expect(y.rotationBoundSeconds).toBe(900 + 3600 + 120);
-    expect(y.findings.map((f: { reason: string }) => f.reason).sort()).toEqual(['HardCapExceeded', 'SingleRotationChance', 'UnboundedDrain']);
+    expect(y.findings.map((f: { reason: string }) => f.reason).sort()).toEqual([
+      'HardCapExceeded',
+      'SingleRotationChance',
+      'UnboundedDrain',
+    ]);
     expect(z).toMatchObject({ ageThresholdSeconds: null, guaranteedChances: null });
   });
 
   it('explains a MaintenancePlan through the same expansion the function uses', async () => {
     const r = await cli(['explain', '-o', 'json', '-f', ex('maintenanceplan.yaml'), '-f', ex('nodepools.yaml')]);
     expect(r.code).toBe(0);
-    const byPool = Object.fromEntries(JSON.parse(r.out).nodePools.map((p: { nodePool: string; policy: string }) => [p.nodePool, p.policy]));
+    const byPool = Object.fromEntries(
+      JSON.parse(r.out).nodePools.map((p: { nodePool: string; policy: string }) => [p.nodePool, p.policy]),
+    );
     expect(byPool).toEqual({ api: 'platform-api', batch: 'platform-batch', general: 'platform-general', gpu: null });
     const table = await cli(['explain', '-f', ex('maintenanceplan.yaml'), '-f', ex('nodepools.yaml')]);
     expect(table.out).toMatch(/^gpu\s+\(none\)(\s+-){7}\s+excluded by platform\/no-gpu$/m);
@@ -132,20 +165,29 @@ spec:
   });
 
   it('counts NodeClaims for N and reports ShortLead per claim', async () => {
-    const claims = [1, 2].map((i) => `
+    const claims = [1, 2]
+      .map(
+        (i) => `
 apiVersion: karpenter.sh/v1
 kind: NodeClaim
 metadata: {name: c${i}, labels: {karpenter.sh/nodepool: general}}
 spec: {expireAfter: ${i === 1 ? '100h' : '336h'}, terminationGracePeriod: 1h}
----`).join('');
-    const r = await cli(['explain', '-o', 'json', '-f', ex('rotationpolicy-worked-example.yaml'), '-f', ex('nodepools.yaml'), '-f', '-'], claims);
+---`,
+      )
+      .join('');
+    const r = await cli(
+      ['explain', '-o', 'json', '-f', ex('rotationpolicy-worked-example.yaml'), '-f', ex('nodepools.yaml'), '-f', '-'],
+      claims,
+    );
     const general = JSON.parse(r.out).nodePools.find((p: { nodePool: string }) => p.nodePool === 'general');
-    expect(general.findings.map((f: { reason: string; message: string }) => `${f.reason}:${f.message.split(' ')[1]}`)).toEqual(['ShortLead:c1']);
+    expect(
+      general.findings.map((f: { reason: string; message: string }) => `${f.reason}:${f.message.split(' ')[1]}`),
+    ).toEqual(['ShortLead:c1']);
   });
 });
 
 describe('noderotation validate and usage', () => {
-  it('validate prints one line per finding and a count, with explain\'s exit status', async () => {
+  it("validate prints one line per finding and a count, with explain's exit status", async () => {
     const r = await cli(['validate', '-f', ex('rotationpolicy-weekly-fatal.yaml'), '-f', ex('nodepools.yaml')]);
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/^FATAL general NonPositiveAgeThreshold: /m);

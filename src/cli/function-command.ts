@@ -15,7 +15,11 @@ export interface FunctionCommandEnv {
 }
 
 /** Parses the flags and starts serving; throws UsageError or CredentialsError before binding anything. */
-export async function startFromArgs(args: string[], io: Io, tlsServerCertsDir: string | undefined): Promise<FunctionServer> {
+export async function startFromArgs(
+  args: string[],
+  io: Io,
+  tlsServerCertsDir: string | undefined,
+): Promise<FunctionServer> {
   const { values } = parseArgs({
     args,
     options: {
@@ -28,7 +32,10 @@ export async function startFromArgs(args: string[], io: Io, tlsServerCertsDir: s
     strict: true,
     allowPositionals: false,
   });
-  const credentials = serverCredentials({ insecure: values.insecure === true, tlsCertsDir: values['tls-certs-dir'] ?? tlsServerCertsDir });
+  const credentials = serverCredentials({
+    insecure: values.insecure === true,
+    tlsCertsDir: values['tls-certs-dir'] ?? tlsServerCertsDir,
+  });
   const debug = values.debug === true;
   // One JSON object per line on stderr, as Crossplane's functions log; --debug adds one line per call.
   const log: Log = (level, message, fields = {}) => {
@@ -56,7 +63,9 @@ export async function runFunctionCommand(args: string[], io: Io, env: FunctionCo
     return EXIT_INVALID;
   }
   const signal = await env.stopSignal;
-  io.stderr.write(`${JSON.stringify({ level: 'info', ts: new Date(io.now()).toISOString(), msg: `${signal}: shutting down` })}\n`);
+  io.stderr.write(
+    `${JSON.stringify({ level: 'info', ts: new Date(io.now()).toISOString(), msg: `${signal}: shutting down` })}\n`,
+  );
   await server.shutdown();
   return EXIT_OK;
 }

@@ -51,7 +51,10 @@ export async function main(argv: string[], io: Partial<Io> & Pick<Io, 'stdout' |
       case 'simulate':
         return runSimulate(rest, full);
       case 'function':
-        return await runFunctionCommand(rest, full, { tlsServerCertsDir: process.env.TLS_SERVER_CERTS_DIR, stopSignal: processStopSignal() });
+        return await runFunctionCommand(rest, full, {
+          tlsServerCertsDir: process.env.TLS_SERVER_CERTS_DIR,
+          stopSignal: processStopSignal(),
+        });
       case undefined:
       case 'help':
       case '--help':

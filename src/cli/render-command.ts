@@ -30,14 +30,23 @@ export function runRender(args: string[], io: Io): number {
   let now = io.now();
   if (values.now !== undefined) {
     now = Date.parse(values.now);
-    if (Number.isNaN(now) || !/^\d{4}-\d{2}-\d{2}T/.test(values.now)) throw new UsageError(`--now ${values.now}: expected an RFC 3339 time such as 2027-01-04T00:00:00Z`);
+    if (Number.isNaN(now) || !/^\d{4}-\d{2}-\d{2}T/.test(values.now))
+      throw new UsageError(`--now ${values.now}: expected an RFC 3339 time such as 2027-01-04T00:00:00Z`);
   }
   const inputs = readDocuments(readInputs(values.filename ?? [], io.readStdin));
-  for (const ignored of inputs.ignored) io.stderr.write(`note: ${ignored.file}, document ${ignored.document}: ${ignored.kind} is not read by noderotation; skipped\n`);
-  for (const p of inputs.policies) io.stderr.write(`note: ${p.source.file}, document ${p.source.document}: RotationPolicy ${p.metadata.name} is already a policy; render expands MaintenancePlans only\n`);
+  for (const ignored of inputs.ignored)
+    io.stderr.write(
+      `note: ${ignored.file}, document ${ignored.document}: ${ignored.kind} is not read by noderotation; skipped\n`,
+    );
+  for (const p of inputs.policies)
+    io.stderr.write(
+      `note: ${p.source.file}, document ${p.source.document}: RotationPolicy ${p.metadata.name} is already a policy; render expands MaintenancePlans only\n`,
+    );
   const problems = inputs.errors.map(formatInputError);
-  if (problems.length === 0 && inputs.nodePools.length === 0) problems.push('no NodePools (karpenter.sh/v1) in the input: pass the NodePools the plan is for with -f');
-  if (problems.length === 0 && inputs.plans.length === 0) problems.push('no MaintenancePlan (noderotation.io/v1alpha1) in the input: pass one with -f');
+  if (problems.length === 0 && inputs.nodePools.length === 0)
+    problems.push('no NodePools (karpenter.sh/v1) in the input: pass the NodePools the plan is for with -f');
+  if (problems.length === 0 && inputs.plans.length === 0)
+    problems.push('no MaintenancePlan (noderotation.io/v1alpha1) in the input: pass one with -f');
   if (problems.length > 0) {
     io.stderr.write(`invalid input:\n${problems.map((p) => `  ${p}`).join('\n')}\n`);
     return EXIT_INVALID;
@@ -54,7 +63,8 @@ export function runRender(args: string[], io: Io): number {
     for (const r of rsp.results) {
       const fatal = r.severity === Severity.FATAL;
       io.stderr.write(`${fatal ? 'FATAL' : 'WARNING'} ${r.reason ?? ''}: ${r.message}\n`);
-      if (fatal) code = Math.max(code, r.reason !== undefined && INPUT_REASONS.has(r.reason) ? EXIT_INVALID : EXIT_FATAL);
+      if (fatal)
+        code = Math.max(code, r.reason !== undefined && INPUT_REASONS.has(r.reason) ? EXIT_INVALID : EXIT_FATAL);
     }
     const resources = rsp.desired?.resources ?? {};
     for (const key of Object.keys(resources).sort()) documents.push(stringify(resources[key]?.resource, YAML_OUT));

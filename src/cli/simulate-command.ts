@@ -32,12 +32,17 @@ function table(r: SimulationResult): string {
 export function runSimulate(args: string[], io: Io): number {
   const { values } = parseArgs({
     args,
-    options: { filename: { type: 'string', short: 'f' }, output: { type: 'string', short: 'o', default: 'table' }, baseline: { type: 'boolean', default: false } },
+    options: {
+      filename: { type: 'string', short: 'f' },
+      output: { type: 'string', short: 'o', default: 'table' },
+      baseline: { type: 'boolean', default: false },
+    },
     strict: true,
     allowPositionals: false,
   });
   if (!values.filename) throw new UsageError('simulate needs -f SCENARIO.yaml');
-  if (!['table', 'json', 'html'].includes(values.output as string)) throw new UsageError(`-o ${values.output}: expected table, json or html`);
+  if (!['table', 'json', 'html'].includes(values.output as string))
+    throw new UsageError(`-o ${values.output}: expected table, json or html`);
   const text = values.filename === '-' ? io.readStdin() : readFileSync(values.filename, 'utf8');
   const docs = parseAllDocuments(text);
   const list = Array.isArray(docs) ? docs : [docs];
@@ -49,7 +54,9 @@ export function runSimulate(args: string[], io: Io): number {
   const scenario = doc.toJS() as Scenario;
   const errors = validateAgainst('scenario', scenario);
   if (errors.length > 0) {
-    io.stderr.write(`invalid input:\n${errors.map((e) => `  ${values.filename}: ${e.path}: found ${e.found}; allowed: ${e.allowed}`).join('\n')}\n`);
+    io.stderr.write(
+      `invalid input:\n${errors.map((e) => `  ${values.filename}: ${e.path}: found ${e.found}; allowed: ${e.allowed}`).join('\n')}\n`,
+    );
     return EXIT_INVALID;
   }
   if (values.baseline) scenario.spec.mode = 'baseline';

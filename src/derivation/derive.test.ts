@@ -21,7 +21,12 @@ function pool(spec: Partial<NodePool['spec']['template']['spec']> = {}, extra: P
   } as NodePool;
 }
 
-function run(spec: Partial<RotationPolicySpec> = {}, np: NodePool = pool(), nodeCount: number | null = null, claims: NodeClaim[] = []) {
+function run(
+  spec: Partial<RotationPolicySpec> = {},
+  np: NodePool = pool(),
+  nodeCount: number | null = null,
+  claims: NodeClaim[] = [],
+) {
   const full = { nodePools: ['general'], maintenanceWindows: WED_SAT, ...spec } as RotationPolicySpec;
   const params = policyParams(full);
   let windows;
@@ -66,21 +71,55 @@ describe('the §3.2 worked example', () => {
 });
 
 // One case per row of the layer-1 and layer-2 tables; each says why it is expected.
-const cases: { reason: string; spec?: Partial<RotationPolicySpec>; pool?: NodePool; n?: number | null; expect: string[] }[] = [
+const cases: {
+  reason: string;
+  spec?: Partial<RotationPolicySpec>;
+  pool?: NodePool;
+  n?: number | null;
+  expect: string[];
+}[] = [
   { reason: 'no occurrences: P = 0 is fatal', spec: { maintenanceWindows: [] as never }, expect: ['fatal:NoWindows'] },
-  { reason: 'K < 1 is invalid configuration', spec: { minRotationChances: 0 }, expect: ['fatal:InvalidMinRotationChances'] },
+  {
+    reason: 'K < 1 is invalid configuration',
+    spec: { minRotationChances: 0 },
+    expect: ['fatal:InvalidMinRotationChances'],
+  },
   { reason: 'K = 1 leaves no retry', spec: { minRotationChances: 1 }, expect: ['warning:SingleRotationChance'] },
-  { reason: 'E ≤ K·P + t_rot makes A ≤ 0', pool: pool({ expireAfter: '192h' }), expect: ['fatal:NonPositiveAgeThreshold'] },
+  {
+    reason: 'E ≤ K·P + t_rot makes A ≤ 0',
+    pool: pool({ expireAfter: '192h' }),
+    expect: ['fatal:NonPositiveAgeThreshold'],
+  },
   {
     reason: '0 < A < P is extremely aggressive (E = 8d + 1h17m + 1d → A = 1d < P = 4d)',
     pool: pool({ expireAfter: `${8 * 24 + 24 + 1}h17m` }),
     expect: ['warning:AggressiveAgeThreshold'],
   },
-  { reason: 'an explicit ageThreshold leaving G < 1 is rejected', spec: { ageThreshold: '300h' }, expect: ['fatal:OverrideRejected'] },
-  { reason: 'an explicit ageThreshold leaving 1 ≤ G < K is weakened', spec: { ageThreshold: '200h' }, expect: ['warning:WeakenedChances'] },
-  { reason: 'E + tGP > 21d breaks the Auto Mode cap', pool: pool({ expireAfter: '504h' }), expect: ['warning:HardCapExceeded'] },
-  { reason: 'unset tGP leaves the drain unbounded', pool: pool({ terminationGracePeriod: undefined }), expect: ['warning:UnboundedDrain'] },
-  { reason: 'retryBackoff < readyTimeout retries faster than an attempt', spec: { surge: { retryBackoff: '10m' } }, expect: ['warning:RetryFasterThanAttempt'] },
+  {
+    reason: 'an explicit ageThreshold leaving G < 1 is rejected',
+    spec: { ageThreshold: '300h' },
+    expect: ['fatal:OverrideRejected'],
+  },
+  {
+    reason: 'an explicit ageThreshold leaving 1 ≤ G < K is weakened',
+    spec: { ageThreshold: '200h' },
+    expect: ['warning:WeakenedChances'],
+  },
+  {
+    reason: 'E + tGP > 21d breaks the Auto Mode cap',
+    pool: pool({ expireAfter: '504h' }),
+    expect: ['warning:HardCapExceeded'],
+  },
+  {
+    reason: 'unset tGP leaves the drain unbounded',
+    pool: pool({ terminationGracePeriod: undefined }),
+    expect: ['warning:UnboundedDrain'],
+  },
+  {
+    reason: 'retryBackoff < readyTimeout retries faster than an attempt',
+    spec: { surge: { retryBackoff: '10m' } },
+    expect: ['warning:RetryFasterThanAttempt'],
+  },
   {
     reason: 'spec.limits with no room for one more node',
     pool: { ...pool(), spec: { ...pool().spec, limits: { nodes: 3 } }, status: { nodes: 3 } },
@@ -91,22 +130,38 @@ const cases: { reason: string; spec?: Partial<RotationPolicySpec>; pool?: NodePo
     spec: { surge: { matchNodeRequirements: { required: ['kubernetes.io/arch'] } } },
     expect: ['warning:ZoneRequirementRemoved'],
   },
-  { reason: 'drainEstimate above tGP is clamped', spec: { surge: { drainEstimate: '2h' } }, expect: ['warning:DrainEstimateAboveTGP'] },
+  {
+    reason: 'drainEstimate above tGP is clamped',
+    spec: { surge: { drainEstimate: '2h' } },
+    expect: ['warning:DrainEstimateAboveTGP'],
+  },
   {
     reason: 'provisioningEstimate above readyTimeout is clamped',
     spec: { surge: { provisioningEstimate: '20m' } },
     expect: ['warning:ProvisioningEstimateAboveReadyTimeout'],
   },
-  { reason: 'an unknown zone is fatal', spec: { maintenanceWindows: [{ ...WED_SAT[0], timezone: 'Mars/Olympus' }] as never }, expect: ['fatal:InvalidTimezone'] },
+  {
+    reason: 'an unknown zone is fatal',
+    spec: { maintenanceWindows: [{ ...WED_SAT[0], timezone: 'Mars/Olympus' }] as never },
+    expect: ['fatal:InvalidTimezone'],
+  },
   {
     reason: 'arrival above capacity: C·A/P = 10 × 5.9d / 4d ≈ 14 < 15 nodes, while a batch of 15 still fits K·C = 20',
     n: 15,
     expect: ['warning:ThroughputShortfall'],
   },
-  { reason: 'a synchronized batch larger than K·C = 20', n: 21, expect: ['warning:ThroughputShortfall', 'warning:ThroughputBurstShortfall'] },
+  {
+    reason: 'a synchronized batch larger than K·C = 20',
+    n: 21,
+    expect: ['warning:ThroughputShortfall', 'warning:ThroughputBurstShortfall'],
+  },
   {
     reason: 'rotation + cooldown (25m) longer than the shortest gap (10m between daily windows)',
-    spec: { maintenanceWindows: [{ timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start: '00:00', end: '23:50' }] as never },
+    spec: {
+      maintenanceWindows: [
+        { timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start: '00:00', end: '23:50' },
+      ] as never,
+    },
     expect: ['warning:RotationSpansNextWindow'],
   },
 ];
@@ -117,7 +172,10 @@ describe('layer 1 and layer 2 findings', () => {
   });
 
   it('names the field and the fix in every message', () => {
-    const d = run({ minRotationChances: 1, surge: { retryBackoff: '10m' } }, pool({ terminationGracePeriod: undefined }));
+    const d = run(
+      { minRotationChances: 1, surge: { retryBackoff: '10m' } },
+      pool({ terminationGracePeriod: undefined }),
+    );
     for (const f of d.findings) {
       expect(f.field).not.toBe('');
       expect(f.message).toMatch(/\. (Set|Raise|Lower|Add|Use|Widen|Merge|Replace|Make)\b/);
@@ -145,7 +203,11 @@ describe('layer 1 and layer 2 findings', () => {
   });
 
   it('uses the worst real-calendar P in a DST zone, so A is an hour shorter than the wall-clock figure', () => {
-    const d = run({ maintenanceWindows: [{ timezone: 'America/New_York', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' }] as never });
+    const d = run({
+      maintenanceWindows: [
+        { timezone: 'America/New_York', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' },
+      ] as never,
+    });
     expect(d.figures.windowPeriodSeconds).toBe(4 * D + H);
     expect(d.figures.ageThresholdSeconds).toBe(336 * H - (2 * (4 * D + H) + 4620));
   });
@@ -155,18 +217,31 @@ describe('layer 3: ShortLead per NodeClaim', () => {
   const claim = (name: string, expireAfter: string, deleting = false): NodeClaim => ({
     apiVersion: 'karpenter.sh/v1',
     kind: 'NodeClaim',
-    metadata: { name, labels: { 'karpenter.sh/nodepool': 'general' }, ...(deleting ? { deletionTimestamp: '2027-01-01T00:00:00Z' } : {}) },
+    metadata: {
+      name,
+      labels: { 'karpenter.sh/nodepool': 'general' },
+      ...(deleting ? { deletionTimestamp: '2027-01-01T00:00:00Z' } : {}),
+    },
     spec: { expireAfter, terminationGracePeriod: '1h' },
   });
 
   it('flags claims whose own expireAfter is not longer than K·P + t_rot, and skips Never and deleting claims', () => {
     const findings = shortLeadFindings({
-      claims: [claim('b-short', '192h'), claim('a-ok', '336h'), claim('c-never', 'Never'), claim('d-leaving', '1h', true), claim('e-edge', `${8 * 24 + 1}h17m`)],
+      claims: [
+        claim('b-short', '192h'),
+        claim('a-ok', '336h'),
+        claim('c-never', 'Never'),
+        claim('d-leaving', '1h', true),
+        claim('e-edge', `${8 * 24 + 1}h17m`),
+      ],
       minRotationChances: 2,
       periodSeconds: 4 * D,
       readyTimeout: 900,
     });
-    expect(findings.map((f) => f.field)).toEqual(['NodeClaim b-short spec.expireAfter', 'NodeClaim e-edge spec.expireAfter']);
+    expect(findings.map((f) => f.field)).toEqual([
+      'NodeClaim b-short spec.expireAfter',
+      'NodeClaim e-edge spec.expireAfter',
+    ]);
     expect(findings.every((f) => f.reason === 'ShortLead' && f.severity === 'warning')).toBe(true);
   });
 });

@@ -36,11 +36,15 @@ export function policyParams(spec: RotationPolicySpec): PolicyParams {
   return {
     windows: [...(s.maintenanceWindows ?? [])],
     minRotationChances: s.minRotationChances as number,
-    ageThresholdOverride: s.ageThreshold === undefined || s.ageThreshold === 'auto' ? null : parseDuration(s.ageThreshold),
+    ageThresholdOverride:
+      s.ageThreshold === undefined || s.ageThreshold === 'auto' ? null : parseDuration(s.ageThreshold),
     maxUnavailable: surge.maxUnavailable as number,
     readyTimeout: parseDuration(surge.readyTimeout as string),
     cooldownAfter,
-    failurePause: surge.failurePause !== undefined ? parseDuration(surge.failurePause) : Math.max(FAILURE_PAUSE_FLOOR_SECONDS, cooldownAfter),
+    failurePause:
+      surge.failurePause !== undefined
+        ? parseDuration(surge.failurePause)
+        : Math.max(FAILURE_PAUSE_FLOOR_SECONDS, cooldownAfter),
     retryBackoff: parseDuration(surge.retryBackoff as string),
     drainEstimate: opt(surge.drainEstimate),
     provisioningEstimate: opt(surge.provisioningEstimate),

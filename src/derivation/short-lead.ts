@@ -20,7 +20,8 @@ export function shortLeadClaims(input: ShortLeadInput): { claim: NodeClaim; expi
     if (claim.metadata.deletionTimestamp) continue; // already leaving: the abort path applies, not selection
     const E = parseExpireAfter(claim.spec.expireAfter ?? 'Never');
     if (E === null) continue;
-    const tgp = claim.spec.terminationGracePeriod === undefined ? null : parseDuration(claim.spec.terminationGracePeriod);
+    const tgp =
+      claim.spec.terminationGracePeriod === undefined ? null : parseDuration(claim.spec.terminationGracePeriod);
     const leadTime = input.minRotationChances * input.periodSeconds + rotationBound(input.readyTimeout, tgp);
     if (E <= leadTime) out.push({ claim, expireAfter: E, leadTime });
   }
@@ -29,6 +30,10 @@ export function shortLeadClaims(input: ShortLeadInput): { claim: NodeClaim; expi
 
 export function shortLeadFindings(input: ShortLeadInput): Finding[] {
   return shortLeadClaims(input).map(({ claim, expireAfter, leadTime }) =>
-    finding('ShortLead', `NodeClaim ${claim.metadata.name} spec.expireAfter`,
-      `NodeClaim ${claim.metadata.name} has expireAfter ${h(expireAfter)}, not longer than its lead time ${h(leadTime)}: it cannot be guaranteed ${input.minRotationChances} windows and is rotated at the earliest opportunity. Replace it or lengthen the NodePool's expireAfter.`));
+    finding(
+      'ShortLead',
+      `NodeClaim ${claim.metadata.name} spec.expireAfter`,
+      `NodeClaim ${claim.metadata.name} has expireAfter ${h(expireAfter)}, not longer than its lead time ${h(leadTime)}: it cannot be guaranteed ${input.minRotationChances} windows and is rotated at the earliest opportunity. Replace it or lengthen the NodePool's expireAfter.`,
+    ),
+  );
 }

@@ -42,7 +42,8 @@ export const COMPONENT_LABEL = 'app.kubernetes.io/component';
 export const PLACEHOLDER_COMPONENT = 'surge-placeholder';
 
 /** RFC 3339 with second precision, the form the reference writes. */
-export const rfc3339 = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+export const rfc3339 = (ms: number): string =>
+  new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 
 const times = new Map<string, number | null>();
 

@@ -9,7 +9,9 @@ import type { Action, Snapshot } from './types.js';
 type Annotated = { metadata: { name: string; annotations?: Record<string, string>; namespace?: string } };
 
 function find<T extends Annotated>(list: T[], name: string, namespace?: string): number {
-  return list.findIndex((o) => o.metadata.name === name && (namespace === undefined || o.metadata.namespace === namespace));
+  return list.findIndex(
+    (o) => o.metadata.name === name && (namespace === undefined || o.metadata.namespace === namespace),
+  );
 }
 
 function withAnnotations<T extends Annotated>(obj: T, set: Record<string, string>, remove: readonly string[]): T {
@@ -30,7 +32,11 @@ export function changes(snapshot: Snapshot, action: Action): boolean {
  */
 export function apply(snapshot: Snapshot, actions: readonly Action[], now: number): Snapshot {
   let s = snapshot;
-  const replace = <K extends 'nodePools' | 'nodeClaims' | 'nodes' | 'pods'>(key: K, index: number, value: Snapshot[K][number]): void => {
+  const replace = <K extends 'nodePools' | 'nodeClaims' | 'nodes' | 'pods'>(
+    key: K,
+    index: number,
+    value: Snapshot[K][number],
+  ): void => {
     const prev = s[key];
     const list = [...prev] as Snapshot[K][number][];
     list[index] = value;
@@ -41,14 +47,18 @@ export function apply(snapshot: Snapshot, actions: readonly Action[], now: numbe
   for (const action of actions) {
     switch (action.type) {
       case 'annotate': {
-        const key = ({ NodePool: 'nodePools', NodeClaim: 'nodeClaims', Node: 'nodes', Pod: 'pods' } as const)[action.target.kind];
+        const key = ({ NodePool: 'nodePools', NodeClaim: 'nodeClaims', Node: 'nodes', Pod: 'pods' } as const)[
+          action.target.kind
+        ];
         const list = s[key] as Annotated[];
         const i = find(list, action.target.name, action.target.namespace);
         if (i < 0) break;
         const obj = list[i] as Annotated;
         if (action.onlyIfAbsent && obj.metadata.annotations?.[action.onlyIfAbsent] !== undefined) break;
         const before = obj.metadata.annotations ?? {};
-        const same = action.remove.every((k) => before[k] === undefined) && Object.entries(action.set).every(([k, v]) => before[k] === v);
+        const same =
+          action.remove.every((k) => before[k] === undefined) &&
+          Object.entries(action.set).every(([k, v]) => before[k] === v);
         if (same) break;
         replace(key, i, withAnnotations(obj, action.set, action.remove) as never);
         break;
@@ -59,7 +69,8 @@ export function apply(snapshot: Snapshot, actions: readonly Action[], now: numbe
         if (i < 0) break;
         const node = s.nodes[i] as Node;
         const on = action.type === 'cordon';
-        if ((node.spec.unschedulable === true) === on && (node.metadata.annotations?.[A.cordoned] === 'true') === on) break;
+        if ((node.spec.unschedulable === true) === on && (node.metadata.annotations?.[A.cordoned] === 'true') === on)
+          break;
         const next = withAnnotations(node, on ? { [A.cordoned]: 'true' } : {}, on ? [] : [A.cordoned]);
         replace('nodes', i, { ...next, spec: { ...next.spec, unschedulable: on } });
         break;

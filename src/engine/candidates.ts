@@ -65,7 +65,13 @@ export function retryAt(claim: NodeClaim, p: PolicyParams): number | null {
 }
 
 /** Pepr-style predicate: null when the claim is a candidate, else why not. */
-export function notCandidateBecause(claim: NodeClaim, p: PolicyParams, periodSeconds: number, now: number, idx: ClusterIndex): string | null {
+export function notCandidateBecause(
+  claim: NodeClaim,
+  p: PolicyParams,
+  periodSeconds: number,
+  now: number,
+  idx: ClusterIndex,
+): string | null {
   const from = eligibleFrom(claim, p, periodSeconds);
   if (from === null) return 'expireAfter is Never: no deadline to beat';
   if (now <= from) return 'not old enough yet';
@@ -80,7 +86,8 @@ export function notCandidateBecause(claim: NodeClaim, p: PolicyParams, periodSec
   }
   const node = idx.nodeOfClaim(claim);
   const ann = node?.metadata.annotations ?? {};
-  if (ann[A.doNotDisrupt] === 'true' && ann[A.doNotDisruptOwned] !== 'true') return 'the operator set karpenter.sh/do-not-disrupt on its Node';
+  if (ann[A.doNotDisrupt] === 'true' && ann[A.doNotDisruptOwned] !== 'true')
+    return 'the operator set karpenter.sh/do-not-disrupt on its Node';
   return null;
 }
 

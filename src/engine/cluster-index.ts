@@ -46,11 +46,23 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else map.set(key, [value]);
 }
 
-interface NodeMaps { byName: Map<string, number>; byProvider: Map<string, number> }
-interface ClaimMaps { byName: Map<string, number>; byPool: Map<string, number[]> }
-interface PodMaps { byNode: Map<string, Pod[]>; placeholders: Map<string, Pod> }
+interface NodeMaps {
+  byName: Map<string, number>;
+  byProvider: Map<string, number>;
+}
+interface ClaimMaps {
+  byName: Map<string, number>;
+  byPool: Map<string, number[]>;
+}
+interface PodMaps {
+  byNode: Map<string, Pod[]>;
+  placeholders: Map<string, Pod>;
+}
 /** node position → claim position and back. */
-interface Links { claimOfNode: Map<number, number>; nodeOfClaim: Map<number, number> }
+interface Links {
+  claimOfNode: Map<number, number>;
+  nodeOfClaim: Map<number, number>;
+}
 
 const nodeCache = new WeakMap<Token, NodeMaps>();
 const claimCache = new WeakMap<Token, ClaimMaps>();
@@ -119,7 +131,11 @@ function links(claims: readonly NodeClaim[], nodes: readonly Node[]): Links {
     const c = claimMaps(claims);
     l = { claimOfNode: new Map(), nodeOfClaim: new Map() };
     claims.forEach((claim, ci) => {
-      const ni = claim.status?.nodeName ? n.byName.get(claim.status.nodeName) : claim.status?.providerID ? n.byProvider.get(claim.status.providerID) : undefined;
+      const ni = claim.status?.nodeName
+        ? n.byName.get(claim.status.nodeName)
+        : claim.status?.providerID
+          ? n.byProvider.get(claim.status.providerID)
+          : undefined;
       if (ni !== undefined) l!.claimOfNode.set(ni, ci);
     });
     nodes.forEach((node, ni) => {

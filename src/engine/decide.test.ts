@@ -1,5 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { claim, DAY, HOUR, IN_WINDOW, iso, nodePool, NS, OLD, OUT_OF_WINDOW, policy, snapshot, workload } from '../../test/unit/fixtures.js';
+import {
+  claim,
+  DAY,
+  HOUR,
+  IN_WINDOW,
+  iso,
+  nodePool,
+  NS,
+  OLD,
+  OUT_OF_WINDOW,
+  policy,
+  snapshot,
+  workload,
+} from '../../test/unit/fixtures.js';
 import { A } from './annotations.js';
 import { apply } from './apply.js';
 import { decide } from './decide.js';
@@ -7,10 +20,24 @@ import { sweep } from './sweep.js';
 import type { Action, Snapshot } from './types.js';
 
 const kinds = (actions: Action[]): string[] =>
-  actions.filter((a) => a.type !== 'event' && a.type !== 'observe').map((a) => (a.type === 'annotate' ? `annotate:${a.target.kind}/${a.target.name}` : a.type === 'deleteNodeClaim' ? `deleteNodeClaim:${a.name}` : a.type === 'deletePod' ? `deletePod:${a.name}` : a.type === 'createPod' ? `createPod:${a.pod.metadata.name}` : `${a.type}:${'node' in a ? a.node : ''}`));
+  actions
+    .filter((a) => a.type !== 'event' && a.type !== 'observe')
+    .map((a) =>
+      a.type === 'annotate'
+        ? `annotate:${a.target.kind}/${a.target.name}`
+        : a.type === 'deleteNodeClaim'
+          ? `deleteNodeClaim:${a.name}`
+          : a.type === 'deletePod'
+            ? `deletePod:${a.name}`
+            : a.type === 'createPod'
+              ? `createPod:${a.pod.metadata.name}`
+              : `${a.type}:${'node' in a ? a.node : ''}`,
+    );
 const events = (actions: Action[]): string[] => actions.flatMap((a) => (a.type === 'event' ? [a.eventReason] : []));
 const ann = (s: Snapshot, kind: 'nodePools' | 'nodeClaims' | 'nodes', name: string): Record<string, string> =>
-  ((s[kind] as { metadata: { name: string; annotations?: Record<string, string> } }[]).find((o) => o.metadata.name === name)?.metadata.annotations) ?? {};
+  (s[kind] as { metadata: { name: string; annotations?: Record<string, string> } }[]).find(
+    (o) => o.metadata.name === name,
+  )?.metadata.annotations ?? {};
 
 /** Decide, apply, and check that deciding again at the same instant yields nothing new. */
 function run(s: Snapshot, now: number): { s: Snapshot; actions: Action[] } {
@@ -29,33 +56,64 @@ function provisionSurge(s: Snapshot, at: number, opts: { ready?: boolean; create
     ...s,
     nodeClaims: [...s.nodeClaims, surge.claim],
     nodes: [...s.nodes, surge.node!],
-    pods: s.pods.map((p) => (p === ph ? { ...p, spec: { ...p.spec, nodeName: 'node-surge-1' }, status: { phase: 'Running' } } : p)),
+    pods: s.pods.map((p) =>
+      p === ph ? { ...p, spec: { ...p.spec, nodeName: 'node-surge-1' }, status: { phase: 'Running' } } : p,
+    ),
   };
 }
 
-const gone = (s: Snapshot, name: string): Snapshot => ({ ...s, nodeClaims: s.nodeClaims.filter((c) => c.metadata.name !== name), nodes: s.nodes.filter((n) => n.metadata.name !== `node-${name}`) });
+const gone = (s: Snapshot, name: string): Snapshot => ({
+  ...s,
+  nodeClaims: s.nodeClaims.filter((c) => c.metadata.name !== name),
+  nodes: s.nodes.filter((n) => n.metadata.name !== `node-${name}`),
+});
 
 describe('the surge sequence, end to end in the engine', () => {
-  const base = snapshot({ claims: [claim('old', { createdAt: OLD }), claim('young', { createdAt: IN_WINDOW - DAY })], pods: [workload('app-1', 'node-old', { cpu: '1', memory: '2Gi' })] });
+  const base = snapshot({
+    claims: [claim('old', { createdAt: OLD }), claim('young', { createdAt: IN_WINDOW - DAY })],
+    pods: [workload('app-1', 'node-old', { cpu: '1', memory: '2Gi' })],
+  });
 
   it('starts in the window: anchor first, then pending, markers, cordon and the placeholder', () => {
     const { s, actions } = run(base, IN_WINDOW);
-    expect(kinds(actions)).toEqual(['annotate:NodePool/general', 'annotate:NodeClaim/old', 'annotate:Node/node-old', 'cordon:node-old', 'createPod:noderotation-surge-old']);
+    expect(kinds(actions)).toEqual([
+      'annotate:NodePool/general',
+      'annotate:NodeClaim/old',
+      'annotate:Node/node-old',
+      'cordon:node-old',
+      'createPod:noderotation-surge-old',
+    ]);
     expect(ann(s, 'nodePools', 'general')[A.activeRotation]).toBe('old');
     expect(ann(s, 'nodeClaims', 'old')).toMatchObject({ [A.state]: 'pending', [A.startedAt]: iso(IN_WINDOW) });
-    expect(ann(s, 'nodes', 'node-old')).toMatchObject({ [A.doNotDisrupt]: 'true', [A.doNotDisruptOwned]: 'true', [A.surgeFor]: 'old' });
+    expect(ann(s, 'nodes', 'node-old')).toMatchObject({
+      [A.doNotDisrupt]: 'true',
+      [A.doNotDisruptOwned]: 'true',
+      [A.surgeFor]: 'old',
+    });
     expect(events(actions)).toEqual(['RotationStarted']);
     const ph = s.pods.find((p) => p.metadata.name === 'noderotation-surge-old')!;
     expect(ph.metadata.namespace).toBe(NS);
-    expect(ph.spec).toMatchObject({ priorityClassName: 'noderotation-placeholder', preemptionPolicy: 'Never', nodeSelector: { 'karpenter.sh/nodepool': 'general' } });
-    expect(ph.spec.tolerations).toEqual([{ key: 'dedicated', operator: 'Equal', value: 'general', effect: 'NoSchedule' }]);
+    expect(ph.spec).toMatchObject({
+      priorityClassName: 'noderotation-placeholder',
+      preemptionPolicy: 'Never',
+      nodeSelector: { 'karpenter.sh/nodepool': 'general' },
+    });
+    expect(ph.spec.tolerations).toEqual([
+      { key: 'dedicated', operator: 'Equal', value: 'general', effect: 'NoSchedule' },
+    ]);
     expect(ph.spec.containers[0]?.resources?.requests).toEqual({ cpu: '1', memory: String(2 * 2 ** 30) });
-    expect(ph.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms[0]?.matchExpressions).toEqual([
+    expect(
+      ph.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms[0]
+        ?.matchExpressions,
+    ).toEqual([
       { key: 'topology.kubernetes.io/zone', operator: 'In', values: ['test-zone-a'] },
       { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] },
       { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
     ]);
-    expect(ph.spec.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0]?.preference.matchExpressions?.[0]).toEqual({ key: 'kubernetes.io/hostname', operator: 'NotIn', values: ['node-old'] });
+    expect(
+      ph.spec.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0]?.preference
+        .matchExpressions?.[0],
+    ).toEqual({ key: 'kubernetes.io/hostname', operator: 'NotIn', values: ['node-old'] });
   });
 
   it('does nothing outside the window and says why', () => {
@@ -72,23 +130,41 @@ describe('the surge sequence, end to end in the engine', () => {
     const t1 = IN_WINDOW + 4 * 60_000;
     const step = run(s, t1);
     s = step.s;
-    expect(kinds(step.actions)).toEqual(['annotate:NodeClaim/old', 'annotate:Node/node-surge-1', 'annotate:NodePool/general', 'annotate:NodeClaim/old', 'deletePod:noderotation-surge-old', 'deleteNodeClaim:old']);
+    expect(kinds(step.actions)).toEqual([
+      'annotate:NodeClaim/old',
+      'annotate:Node/node-surge-1',
+      'annotate:NodePool/general',
+      'annotate:NodeClaim/old',
+      'deletePod:noderotation-surge-old',
+      'deleteNodeClaim:old',
+    ]);
     expect(ann(s, 'nodeClaims', 'old')).toMatchObject({ [A.state]: 'draining', [A.surgeClaim]: 'surge-1' });
-    expect(ann(s, 'nodePools', 'general')).toMatchObject({ [A.activeRotationState]: 'draining', [A.drainingAt]: iso(t1), [A.surgeWait]: '4m0s' });
+    expect(ann(s, 'nodePools', 'general')).toMatchObject({
+      [A.activeRotationState]: 'draining',
+      [A.drainingAt]: iso(t1),
+      [A.surgeWait]: '4m0s',
+    });
     expect(ann(s, 'nodes', 'node-surge-1')).toMatchObject({ [A.doNotDisrupt]: 'true', [A.surgeFor]: 'old' });
     // Karpenter drains and removes the old claim.
     const done = run(gone(s, 'old'), t1 + 10 * 60_000);
     expect(ann(done.s, 'nodePools', 'general')).toEqual({ [A.lastRotationAt]: iso(t1 + 10 * 60_000) });
     expect(ann(done.s, 'nodes', 'node-surge-1')).toEqual({});
     expect(events(done.actions)).toEqual(['RotationCompleted']);
-    expect(done.actions.filter((a) => a.type === 'observe').map((a) => a.type === 'observe' && `${a.metric}:${a.value}`)).toEqual(['completed:1', 'drainSeconds:600']);
+    expect(
+      done.actions.filter((a) => a.type === 'observe').map((a) => a.type === 'observe' && `${a.metric}:${a.value}`),
+    ).toEqual(['completed:1', 'drainSeconds:600']);
   });
 
   it('holds the draining gate while the drain runs, and re-issues the delete after a crash', () => {
     let { s } = run(base, IN_WINDOW);
     s = run(provisionSurge(s, IN_WINDOW + 60_000), IN_WINDOW + 2 * 60_000).s;
     // A crash between the state write and the delete: the claim is draining but not deleted.
-    const undeleted = { ...s, nodeClaims: s.nodeClaims.map((c) => (c.metadata.name === 'old' ? { ...c, metadata: { ...c.metadata, deletionTimestamp: undefined } } : c)) };
+    const undeleted = {
+      ...s,
+      nodeClaims: s.nodeClaims.map((c) =>
+        c.metadata.name === 'old' ? { ...c, metadata: { ...c.metadata, deletionTimestamp: undefined } } : c,
+      ),
+    };
     expect(kinds(decide(undeleted, IN_WINDOW + 3 * 60_000).actions)).toEqual(['deleteNodeClaim:old']);
     // Stuck drain past tGP + buffer: reported, gate kept.
     const stuck = decide(s, IN_WINDOW + 2 * 60_000 + 63 * 60_000);
@@ -105,7 +181,14 @@ describe('§3.8 rollback', () => {
     const s = provisionSurge(started(), IN_WINDOW + 60_000, { ready: false });
     const t = IN_WINDOW + 16 * 60_000;
     const r = run(s, t);
-    expect(kinds(r.actions)).toEqual(['deleteNodeClaim:surge-1', 'deletePod:noderotation-surge-old', 'annotate:Node/node-old', 'uncordon:node-old', 'annotate:NodeClaim/old', 'annotate:NodePool/general']);
+    expect(kinds(r.actions)).toEqual([
+      'deleteNodeClaim:surge-1',
+      'deletePod:noderotation-surge-old',
+      'annotate:Node/node-old',
+      'uncordon:node-old',
+      'annotate:NodeClaim/old',
+      'annotate:NodePool/general',
+    ]);
     expect(ann(r.s, 'nodeClaims', 'old')).toEqual({ [A.state]: 'failed', [A.failedAt]: iso(t), [A.retryCount]: '1' });
     expect(ann(r.s, 'nodePools', 'general')).toEqual({ [A.lastFailureAt]: iso(t) });
     expect(ann(r.s, 'nodes', 'node-old')).toEqual({});
@@ -114,7 +197,11 @@ describe('§3.8 rollback', () => {
   });
 
   it.each([
-    { reason: 'a pre-existing host (capacity absorbed) is never surge debris', createdAt: IN_WINDOW - HOUR, pods: [] as string[] },
+    {
+      reason: 'a pre-existing host (capacity absorbed) is never surge debris',
+      createdAt: IN_WINDOW - HOUR,
+      pods: [] as string[],
+    },
     { reason: 'a host running real Pods is not reaped', createdAt: IN_WINDOW + 60_000, pods: ['app'] },
   ])('reap guard: $reason', ({ createdAt, pods }) => {
     let s = provisionSurge(started(), IN_WINDOW + 60_000, { ready: false, createdAt });
@@ -124,19 +211,42 @@ describe('§3.8 rollback', () => {
 
   it('new node NotReady after the old claim was deleted: nothing to undo, the drain continues', () => {
     let s = run(provisionSurge(started(), IN_WINDOW + 60_000), IN_WINDOW + 2 * 60_000).s;
-    s = { ...s, nodes: s.nodes.map((n) => (n.metadata.name === 'node-surge-1' ? { ...n, status: { conditions: [{ type: 'Ready', status: 'False' }] } } : n)) };
+    s = {
+      ...s,
+      nodes: s.nodes.map((n) =>
+        n.metadata.name === 'node-surge-1' ? { ...n, status: { conditions: [{ type: 'Ready', status: 'False' }] } } : n,
+      ),
+    };
     expect(decide(s, IN_WINDOW + 30 * 60_000).actions).toEqual([]);
   });
 
   it('controller died mid-surge: deciding on the anchored state resumes it (markers re-asserted, placeholder recreated)', () => {
     const s = started();
-    const crashed: Snapshot = { ...s, pods: [], nodes: s.nodes.map((n) => ({ ...n, metadata: { ...n.metadata, annotations: {} }, spec: { ...n.spec, unschedulable: false } })) };
-    expect(kinds(decide(crashed, IN_WINDOW + 5 * 60_000).actions)).toEqual(['annotate:Node/node-old', 'cordon:node-old', 'createPod:noderotation-surge-old']);
+    const crashed: Snapshot = {
+      ...s,
+      pods: [],
+      nodes: s.nodes.map((n) => ({
+        ...n,
+        metadata: { ...n.metadata, annotations: {} },
+        spec: { ...n.spec, unschedulable: false },
+      })),
+    };
+    expect(kinds(decide(crashed, IN_WINDOW + 5 * 60_000).actions)).toEqual([
+      'annotate:Node/node-old',
+      'cordon:node-old',
+      'createPod:noderotation-surge-old',
+    ]);
   });
 
   it('Karpenter force-expires the claim while pending: expired, released, never re-selected', () => {
     const s = started();
-    const expiring = { ...s, nodeClaims: s.nodeClaims.map((c) => ({ ...c, metadata: { ...c.metadata, deletionTimestamp: iso(IN_WINDOW + 60_000) } })) };
+    const expiring = {
+      ...s,
+      nodeClaims: s.nodeClaims.map((c) => ({
+        ...c,
+        metadata: { ...c.metadata, deletionTimestamp: iso(IN_WINDOW + 60_000) },
+      })),
+    };
     const r = run(expiring, IN_WINDOW + 2 * 60_000);
     expect(ann(r.s, 'nodeClaims', 'old')[A.state]).toBe('expired');
     expect(ann(r.s, 'nodePools', 'general')).toEqual({});
@@ -145,17 +255,35 @@ describe('§3.8 rollback', () => {
 
   it('a preempted placeholder (deletionTimestamp) is waited for, and recreated once gone', () => {
     const s = started();
-    const preempted = { ...s, pods: s.pods.map((p) => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: iso(IN_WINDOW + 60_000) }, spec: { ...p.spec, nodeName: 'node-x' }, status: { phase: 'Running' as const } })) };
+    const preempted = {
+      ...s,
+      pods: s.pods.map((p) => ({
+        ...p,
+        metadata: { ...p.metadata, deletionTimestamp: iso(IN_WINDOW + 60_000) },
+        spec: { ...p.spec, nodeName: 'node-x' },
+        status: { phase: 'Running' as const },
+      })),
+    };
     expect(decide(preempted, IN_WINDOW + 2 * 60_000).actions).toEqual([]);
-    expect(kinds(decide({ ...s, pods: [] }, IN_WINDOW + 3 * 60_000).actions)).toEqual(['createPod:noderotation-surge-old']);
+    expect(kinds(decide({ ...s, pods: [] }, IN_WINDOW + 3 * 60_000).actions)).toEqual([
+      'createPod:noderotation-surge-old',
+    ]);
   });
 });
 
 describe('gates, freezes and backoff', () => {
   const claims = [claim('old', { createdAt: OLD })];
   it.each([
-    { reason: 'gate A: cooldownAfter since the last success', pool: nodePool({ [A.lastRotationAt]: iso(IN_WINDOW - 5 * 60_000) }), idle: /cooling down/ },
-    { reason: 'gate B: failurePause since the last failure', pool: nodePool({ [A.lastFailureAt]: iso(IN_WINDOW - 5 * 60_000) }), idle: /pausing after a failed attempt/ },
+    {
+      reason: 'gate A: cooldownAfter since the last success',
+      pool: nodePool({ [A.lastRotationAt]: iso(IN_WINDOW - 5 * 60_000) }),
+      idle: /cooling down/,
+    },
+    {
+      reason: 'gate B: failurePause since the last failure',
+      pool: nodePool({ [A.lastFailureAt]: iso(IN_WINDOW - 5 * 60_000) }),
+      idle: /pausing after a failed attempt/,
+    },
     { reason: 'the freeze annotation', pool: nodePool({ [A.freeze]: iso(IN_WINDOW + HOUR) }), idle: /frozen until/ },
   ])('$reason blocks a start', ({ pool, idle }) => {
     const d = decide(snapshot({ pool, claims }), IN_WINDOW);
@@ -171,7 +299,14 @@ describe('gates, freezes and backoff', () => {
 
   it('a freeze holds escalation of a pending rotation but keeps bookkeeping, and a freeze past readyTimeout rolls back', () => {
     let s = run(snapshot({ claims }), IN_WINDOW).s;
-    s = { ...s, pods: [], nodePools: s.nodePools.map((p) => ({ ...p, metadata: { ...p.metadata, annotations: { ...p.metadata.annotations, [A.freeze]: iso(IN_WINDOW + 2 * HOUR) } } })) };
+    s = {
+      ...s,
+      pods: [],
+      nodePools: s.nodePools.map((p) => ({
+        ...p,
+        metadata: { ...p.metadata, annotations: { ...p.metadata.annotations, [A.freeze]: iso(IN_WINDOW + 2 * HOUR) } },
+      })),
+    };
     s = { ...s, nodes: s.nodes.map((n) => ({ ...n, metadata: { ...n.metadata, annotations: {} } })) };
     const held = decide(s, IN_WINDOW + 5 * 60_000);
     expect(kinds(held.actions)).toEqual(['annotate:Node/node-old']); // markers yes, placeholder no
@@ -181,12 +316,26 @@ describe('gates, freezes and backoff', () => {
 
   it('a draining rotation continues through a freeze', () => {
     let s = run(provisionSurge(run(snapshot({ claims }), IN_WINDOW).s, IN_WINDOW + 60_000), IN_WINDOW + 2 * 60_000).s;
-    s = { ...gone(s, 'old'), nodePools: s.nodePools.map((p) => ({ ...p, metadata: { ...p.metadata, annotations: { ...p.metadata.annotations, [A.freeze]: iso(IN_WINDOW + 5 * HOUR) } } })) };
+    s = {
+      ...gone(s, 'old'),
+      nodePools: s.nodePools.map((p) => ({
+        ...p,
+        metadata: { ...p.metadata, annotations: { ...p.metadata.annotations, [A.freeze]: iso(IN_WINDOW + 5 * HOUR) } },
+      })),
+    };
     expect(events(decide(s, IN_WINDOW + 20 * 60_000).actions)).toEqual(['RotationCompleted']);
   });
 
   it('a failed claim waits out retryBackoff · 2^(n−1), capped at 8×', () => {
-    const failed = (n: number, ago: number) => snapshot({ claims: [claim('old', { createdAt: OLD, annotations: { [A.state]: 'failed', [A.failedAt]: iso(IN_WINDOW - ago), [A.retryCount]: String(n) } })] });
+    const failed = (n: number, ago: number) =>
+      snapshot({
+        claims: [
+          claim('old', {
+            createdAt: OLD,
+            annotations: { [A.state]: 'failed', [A.failedAt]: iso(IN_WINDOW - ago), [A.retryCount]: String(n) },
+          }),
+        ],
+      });
     const retried = (n: number, ago: number) => decide(failed(n, ago), IN_WINDOW).pools[0]?.report.activeRotation;
     expect(retried(1, 29 * 60_000)).toBeNull();
     expect(retried(1, 31 * 60_000)).toBe('old');
@@ -197,33 +346,73 @@ describe('gates, freezes and backoff', () => {
 });
 
 describe('candidate selection (§3.2)', () => {
-  const pick = (claims: ReturnType<typeof claim>[]): string | undefined => decide(snapshot({ claims }), IN_WINDOW).pools[0]?.report.activeRotation ?? undefined;
+  const pick = (claims: ReturnType<typeof claim>[]): string | undefined =>
+    decide(snapshot({ claims }), IN_WINDOW).pools[0]?.report.activeRotation ?? undefined;
   it.each([
-    { reason: 'earliest deadline first: a younger claim with a shorter expireAfter goes first', claims: [claim('a-old', { createdAt: OLD }), claim('b-short', { createdAt: OLD + DAY, expireAfter: '250h' })], want: 'b-short' },
-    { reason: 'ties by oldest creationTimestamp', claims: [claim('b', { createdAt: OLD - HOUR, expireAfter: '337h' }), claim('a', { createdAt: OLD })], want: 'b' },
+    {
+      reason: 'earliest deadline first: a younger claim with a shorter expireAfter goes first',
+      claims: [claim('a-old', { createdAt: OLD }), claim('b-short', { createdAt: OLD + DAY, expireAfter: '250h' })],
+      want: 'b-short',
+    },
+    {
+      reason: 'ties by oldest creationTimestamp',
+      claims: [claim('b', { createdAt: OLD - HOUR, expireAfter: '337h' }), claim('a', { createdAt: OLD })],
+      want: 'b',
+    },
     { reason: 'then by name', claims: [claim('b', { createdAt: OLD }), claim('a', { createdAt: OLD })], want: 'a' },
-    { reason: 'not Ready is left to repair and the backstop', claims: [claim('a', { createdAt: OLD, ready: false })], want: undefined },
-    { reason: 'deleting claims are excluded', claims: [claim('a', { createdAt: OLD, deleting: IN_WINDOW - 60_000 })], want: undefined },
-    { reason: 'an operator do-not-disrupt (no owned marker) excludes', claims: [claim('a', { createdAt: OLD, nodeAnnotations: { [A.doNotDisrupt]: 'true' } })], want: undefined },
-    { reason: 'a non-"true" do-not-disrupt is not protection', claims: [claim('a', { createdAt: OLD, nodeAnnotations: { [A.doNotDisrupt]: 'yes' } })], want: 'a' },
-    { reason: 'expireAfter Never has no deadline', claims: [claim('a', { createdAt: OLD - 100 * DAY, expireAfter: 'Never' })], want: undefined },
+    {
+      reason: 'not Ready is left to repair and the backstop',
+      claims: [claim('a', { createdAt: OLD, ready: false })],
+      want: undefined,
+    },
+    {
+      reason: 'deleting claims are excluded',
+      claims: [claim('a', { createdAt: OLD, deleting: IN_WINDOW - 60_000 })],
+      want: undefined,
+    },
+    {
+      reason: 'an operator do-not-disrupt (no owned marker) excludes',
+      claims: [claim('a', { createdAt: OLD, nodeAnnotations: { [A.doNotDisrupt]: 'true' } })],
+      want: undefined,
+    },
+    {
+      reason: 'a non-"true" do-not-disrupt is not protection',
+      claims: [claim('a', { createdAt: OLD, nodeAnnotations: { [A.doNotDisrupt]: 'yes' } })],
+      want: 'a',
+    },
+    {
+      reason: 'expireAfter Never has no deadline',
+      claims: [claim('a', { createdAt: OLD - 100 * DAY, expireAfter: 'Never' })],
+      want: undefined,
+    },
     { reason: 'too young', claims: [claim('a', { createdAt: IN_WINDOW - 5 * DAY })], want: undefined },
-    { reason: 'an expired claim is terminal', claims: [claim('a', { createdAt: OLD, annotations: { [A.state]: 'expired' } })], want: undefined },
+    {
+      reason: 'an expired claim is terminal',
+      claims: [claim('a', { createdAt: OLD, annotations: { [A.state]: 'expired' } })],
+      want: undefined,
+    },
   ])('$reason', ({ claims, want }) => {
     expect(pick(claims)).toBe(want);
   });
 
-  it('a cordoned candidate is still selected, and the operator\'s cordon is not adopted', () => {
+  it("a cordoned candidate is still selected, and the operator's cordon is not adopted", () => {
     const s = snapshot({ claims: [claim('a', { createdAt: OLD, unschedulable: true })] });
     const r = run(s, IN_WINDOW);
     expect(kinds(r.actions)).not.toContain('cordon:node-a');
     expect(ann(r.s, 'nodes', 'node-a')[A.cordoned]).toBeUndefined();
   });
 
-  it('the operator\'s do-not-disrupt on the surge host is never removed on completion', () => {
+  it("the operator's do-not-disrupt on the surge host is never removed on completion", () => {
     let s = run(snapshot({ claims: [claim('old', { createdAt: OLD })] }), IN_WINDOW).s;
     s = provisionSurge(s, IN_WINDOW + 60_000);
-    s = { ...s, nodes: s.nodes.map((n) => (n.metadata.name === 'node-surge-1' ? { ...n, metadata: { ...n.metadata, annotations: { [A.doNotDisrupt]: 'true' } } } : n)) };
+    s = {
+      ...s,
+      nodes: s.nodes.map((n) =>
+        n.metadata.name === 'node-surge-1'
+          ? { ...n, metadata: { ...n.metadata, annotations: { [A.doNotDisrupt]: 'true' } } }
+          : n,
+      ),
+    };
     s = run(s, IN_WINDOW + 2 * 60_000).s;
     const done = run(gone(s, 'old'), IN_WINDOW + 20 * 60_000).s;
     expect(ann(done, 'nodes', 'node-surge-1')).toEqual({ [A.doNotDisrupt]: 'true' });
@@ -231,7 +420,11 @@ describe('candidate selection (§3.2)', () => {
 
   it('NoSurgeHeadroom: no start when spec.limits leave no room', () => {
     const pool = nodePool({}, { limits: { cpu: '4' } });
-    const s = snapshot({ pool: { ...pool, status: { resources: { cpu: '4' } } }, claims: [claim('old', { createdAt: OLD })], pods: [workload('w', 'node-old', { cpu: '1' })] });
+    const s = snapshot({
+      pool: { ...pool, status: { resources: { cpu: '4' } } },
+      claims: [claim('old', { createdAt: OLD })],
+      pods: [workload('w', 'node-old', { cpu: '1' })],
+    });
     const d = decide(s, IN_WINDOW);
     expect(d.actions).toEqual([]);
     expect(d.pools[0]?.report.idle).toMatch(/^NoSurgeHeadroom/);
@@ -245,7 +438,10 @@ describe('candidate selection (§3.2)', () => {
   });
 
   it('a policy conflict rotates nothing and reports the policies', () => {
-    const d = decide(snapshot({ policies: [policy({}, 'a'), policy({}, 'b')], claims: [claim('old', { createdAt: OLD })] }), IN_WINDOW);
+    const d = decide(
+      snapshot({ policies: [policy({}, 'a'), policy({}, 'b')], claims: [claim('old', { createdAt: OLD })] }),
+      IN_WINDOW,
+    );
     expect(d.actions).toEqual([]);
     expect(d.pools[0]?.report).toMatchObject({ governance: 'conflict', conflictingPolicies: ['a', 'b'] });
   });
@@ -259,7 +455,15 @@ describe('candidate selection (§3.2)', () => {
   });
 
   it('reports ShortLead claims', () => {
-    const d = decide(snapshot({ claims: [claim('short', { createdAt: IN_WINDOW - HOUR, expireAfter: '100h' }), claim('ok', { createdAt: IN_WINDOW - HOUR })] }), OUT_OF_WINDOW);
+    const d = decide(
+      snapshot({
+        claims: [
+          claim('short', { createdAt: IN_WINDOW - HOUR, expireAfter: '100h' }),
+          claim('ok', { createdAt: IN_WINDOW - HOUR }),
+        ],
+      }),
+      OUT_OF_WINDOW,
+    );
     expect(d.pools[0]?.report.shortLead).toEqual(['short']);
   });
 });
@@ -268,41 +472,104 @@ describe('forceful fallback (ADR-0001)', () => {
   const fb = policy({ surge: { forcefulFallback: { enabled: true } } });
   it.each([
     { reason: 'deadline − now < t_rot (§3.6)', createdAt: IN_WINDOW - 336 * HOUR + HOUR, enabled: true, want: true },
-    { reason: 'the last window before the deadline (next opening is Sat, deadline Thu)', createdAt: IN_WINDOW - 336 * HOUR + 30 * HOUR, enabled: true, want: true },
+    {
+      reason: 'the last window before the deadline (next opening is Sat, deadline Thu)',
+      createdAt: IN_WINDOW - 336 * HOUR + 30 * HOUR,
+      enabled: true,
+      want: true,
+    },
     { reason: 'not the last window: a graceful surge', createdAt: OLD, enabled: true, want: false },
-    { reason: 'disabled by default: graceful even in the last window', createdAt: IN_WINDOW - 336 * HOUR + 30 * HOUR, enabled: false, want: false },
+    {
+      reason: 'disabled by default: graceful even in the last window',
+      createdAt: IN_WINDOW - 336 * HOUR + 30 * HOUR,
+      enabled: false,
+      want: false,
+    },
   ])('$reason', ({ createdAt, enabled, want }) => {
     const d = decide(snapshot({ policies: [enabled ? fb : policy()], claims: [claim('c', { createdAt })] }), IN_WINDOW);
     expect(events(d.actions).includes('ForcefulFallback')).toBe(want);
     if (want) {
       expect(kinds(d.actions)).toEqual(['annotate:NodePool/general', 'annotate:NodeClaim/c', 'deleteNodeClaim:c']);
-      expect(d.actions.find((a) => a.type === 'annotate' && a.target.kind === 'NodePool')).toMatchObject({ set: { [A.rotationMode]: 'forceful-fallback', [A.activeRotationState]: 'draining' }, onlyIfAbsent: A.activeRotation });
+      expect(d.actions.find((a) => a.type === 'annotate' && a.target.kind === 'NodePool')).toMatchObject({
+        set: { [A.rotationMode]: 'forceful-fallback', [A.activeRotationState]: 'draining' },
+        onlyIfAbsent: A.activeRotation,
+      });
     }
   });
 
   it('a window that never closes offers a chance every tick: only deadline − now < t_rot triggers it', () => {
-    const always = policy({ maintenanceWindows: [{ timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start: '00:00', end: '00:00' }], ageThreshold: '1h', surge: { forcefulFallback: { enabled: true } } });
-    const far = decide(snapshot({ policies: [always], claims: [claim('c', { createdAt: OUT_OF_WINDOW - 5 * DAY })] }), OUT_OF_WINDOW);
+    const always = policy({
+      maintenanceWindows: [
+        { timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start: '00:00', end: '00:00' },
+      ],
+      ageThreshold: '1h',
+      surge: { forcefulFallback: { enabled: true } },
+    });
+    const far = decide(
+      snapshot({ policies: [always], claims: [claim('c', { createdAt: OUT_OF_WINDOW - 5 * DAY })] }),
+      OUT_OF_WINDOW,
+    );
     expect(events(far.actions)).toEqual(['RotationStarted']);
-    const near = decide(snapshot({ policies: [always], claims: [claim('c', { createdAt: OUT_OF_WINDOW - 336 * HOUR + HOUR })] }), OUT_OF_WINDOW);
+    const near = decide(
+      snapshot({ policies: [always], claims: [claim('c', { createdAt: OUT_OF_WINDOW - 336 * HOUR + HOUR })] }),
+      OUT_OF_WINDOW,
+    );
     expect(events(near.actions)).toEqual(['ForcefulFallback']);
   });
 
   it('expireAfter: Never never qualifies', () => {
-    const d = decide(snapshot({ policies: [fb], claims: [claim('c', { createdAt: OLD, expireAfter: 'Never' })] }), IN_WINDOW);
+    const d = decide(
+      snapshot({ policies: [fb], claims: [claim('c', { createdAt: OLD, expireAfter: 'Never' })] }),
+      IN_WINDOW,
+    );
     expect(d.actions).toEqual([]);
   });
 });
 
 describe('start-up sweep', () => {
   it('removes placeholders, node markers and claim states no anchor refers to, and keeps anchored ones', () => {
-    const stale = claim('stale', { createdAt: OLD, annotations: { [A.state]: 'pending' }, nodeAnnotations: { [A.doNotDisrupt]: 'true', [A.doNotDisruptOwned]: 'true', [A.surgeFor]: 'stale', [A.cordoned]: 'true' }, unschedulable: true });
-    const operator = claim('op', { createdAt: OLD, nodeAnnotations: { [A.doNotDisrupt]: 'true' }, unschedulable: true });
-    const live = claim('live', { createdAt: OLD, annotations: { [A.state]: 'pending' }, nodeAnnotations: { [A.surgeFor]: 'live' } });
-    const placeholder = (owner: string) => ({ metadata: { name: `noderotation-surge-${owner}`, namespace: NS, labels: { 'app.kubernetes.io/component': 'surge-placeholder' }, annotations: { [A.surgeFor]: owner } }, spec: { containers: [] } });
-    const s = snapshot({ pool: nodePool({ [A.activeRotation]: 'live' }), claims: [stale, operator, live], pods: [placeholder('stale'), placeholder('live')] });
+    const stale = claim('stale', {
+      createdAt: OLD,
+      annotations: { [A.state]: 'pending' },
+      nodeAnnotations: {
+        [A.doNotDisrupt]: 'true',
+        [A.doNotDisruptOwned]: 'true',
+        [A.surgeFor]: 'stale',
+        [A.cordoned]: 'true',
+      },
+      unschedulable: true,
+    });
+    const operator = claim('op', {
+      createdAt: OLD,
+      nodeAnnotations: { [A.doNotDisrupt]: 'true' },
+      unschedulable: true,
+    });
+    const live = claim('live', {
+      createdAt: OLD,
+      annotations: { [A.state]: 'pending' },
+      nodeAnnotations: { [A.surgeFor]: 'live' },
+    });
+    const placeholder = (owner: string) => ({
+      metadata: {
+        name: `noderotation-surge-${owner}`,
+        namespace: NS,
+        labels: { 'app.kubernetes.io/component': 'surge-placeholder' },
+        annotations: { [A.surgeFor]: owner },
+      },
+      spec: { containers: [] },
+    });
+    const s = snapshot({
+      pool: nodePool({ [A.activeRotation]: 'live' }),
+      claims: [stale, operator, live],
+      pods: [placeholder('stale'), placeholder('live')],
+    });
     const actions = sweep(s);
-    expect(kinds(actions)).toEqual(['deletePod:noderotation-surge-stale', 'annotate:Node/node-stale', 'uncordon:node-stale', 'annotate:NodeClaim/stale']);
+    expect(kinds(actions)).toEqual([
+      'deletePod:noderotation-surge-stale',
+      'annotate:Node/node-stale',
+      'uncordon:node-stale',
+      'annotate:NodeClaim/stale',
+    ]);
     const after = apply(s, actions, IN_WINDOW);
     expect(ann(after, 'nodes', 'node-op')).toEqual({ [A.doNotDisrupt]: 'true' });
     expect(after.nodes.find((n) => n.metadata.name === 'node-op')?.spec.unschedulable).toBe(true);

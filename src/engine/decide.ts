@@ -79,21 +79,31 @@ function poolSlices(s: Snapshot): Map<string, Snapshot> {
   const nodesOf = new Map<string, Node[]>();
   const poolOfNode = new Map<string, string>();
   for (const n of s.nodes) {
-    const pool = poolOfNodeName.get(n.metadata.name) ?? (n.spec.providerID ? poolOfProvider.get(n.spec.providerID) : undefined)
-      ?? n.metadata.labels?.[NODEPOOL_LABEL] ?? poolOfClaim.get(n.metadata.annotations?.[A.surgeFor] ?? '');
+    const pool =
+      poolOfNodeName.get(n.metadata.name) ??
+      (n.spec.providerID ? poolOfProvider.get(n.spec.providerID) : undefined) ??
+      n.metadata.labels?.[NODEPOOL_LABEL] ??
+      poolOfClaim.get(n.metadata.annotations?.[A.surgeFor] ?? '');
     if (!pool) continue;
     push(nodesOf, pool, n);
     poolOfNode.set(n.metadata.name, pool);
   }
   const podsOf = new Map<string, Pod[]>();
   for (const p of s.pods) {
-    const pool = (p.spec.nodeName ? poolOfNode.get(p.spec.nodeName) : undefined)
-      ?? (isPlaceholder(p) ? poolOfClaim.get(p.metadata.annotations?.[A.surgeFor] ?? '') : undefined);
+    const pool =
+      (p.spec.nodeName ? poolOfNode.get(p.spec.nodeName) : undefined) ??
+      (isPlaceholder(p) ? poolOfClaim.get(p.metadata.annotations?.[A.surgeFor] ?? '') : undefined);
     if (pool) push(podsOf, pool, p);
   }
   for (const pool of s.nodePools) {
     const name = pool.metadata.name;
-    out.set(name, { ...s, nodePools: [pool], nodeClaims: claimsOf.get(name) ?? [], nodes: nodesOf.get(name) ?? [], pods: podsOf.get(name) ?? [] });
+    out.set(name, {
+      ...s,
+      nodePools: [pool],
+      nodeClaims: claimsOf.get(name) ?? [],
+      nodes: nodesOf.get(name) ?? [],
+      pods: podsOf.get(name) ?? [],
+    });
   }
   return out;
 }
@@ -104,7 +114,10 @@ function push<V>(map: Map<string, V[]>, key: string, value: V): void {
   else map.set(key, [value]);
 }
 
-type Static = Omit<PoolContext, 'snapshot' | 'idx' | 'pool' | 'wakeups'> & { wakeups: number[]; report: Omit<PoolReport, 'candidates' | 'inProgress' | 'activeRotation' | 'mode' | 'drainStuck' | 'idle'> };
+type Static = Omit<PoolContext, 'snapshot' | 'idx' | 'pool' | 'wakeups'> & {
+  wakeups: number[];
+  report: Omit<PoolReport, 'candidates' | 'inProgress' | 'activeRotation' | 'mode' | 'drainStuck' | 'idle'>;
+};
 
 /**
  * What does not change while one decision runs: governance, the policy's numbers, window figures and
@@ -117,17 +130,39 @@ function staticContext(s: Snapshot, pool: NodePool, policies: RotationPolicy[], 
   const windows = params ? figuresFor(params, now) : null;
   const wakeups: number[] = [];
   const claims = s.nodeClaims;
-  const derivation = params && windows ? derive({ params, pool, windows, nodeCount: claims.filter((x) => !x.metadata.deletionTimestamp).length, nodeClaims: claims }) : null;
+  const derivation =
+    params && windows
+      ? derive({
+          params,
+          pool,
+          windows,
+          nodeCount: claims.filter((x) => !x.metadata.deletionTimestamp).length,
+          nodeClaims: claims,
+        })
+      : null;
   const calendar = params && windows ? calendarFor(params, now) : null;
   const open = calendar ? calendar.some((iv) => iv.start <= now && now < iv.end) : false;
   const next = calendar?.find((iv) => iv.end > now);
   if (next) wakeups.push(next.start > now ? next.start : next.end);
   const frozen = frozenUntil(pool, policy, now, wakeups);
-  const shortLead = params && windows && !windows.empty
-    ? shortLeadClaims({ claims, minRotationChances: params.minRotationChances, periodSeconds: windows.periodSeconds, readyTimeout: params.readyTimeout }).map((x) => x.claim.metadata.name)
-    : [];
+  const shortLead =
+    params && windows && !windows.empty
+      ? shortLeadClaims({
+          claims,
+          minRotationChances: params.minRotationChances,
+          periodSeconds: windows.periodSeconds,
+          readyTimeout: params.readyTimeout,
+        }).map((x) => x.claim.metadata.name)
+      : [];
   return {
-    now, policy, params, windows, derivation, windowOpen: open, frozenUntil: frozen, wakeups,
+    now,
+    policy,
+    params,
+    windows,
+    derivation,
+    windowOpen: open,
+    frozenUntil: frozen,
+    wakeups,
     report: {
       nodePool: pool.metadata.name,
       policy: policy?.metadata.name ?? null,
@@ -143,7 +178,9 @@ function staticContext(s: Snapshot, pool: NodePool, policies: RotationPolicy[], 
   };
 }
 
-/** Occurrences around now (a day back, two weeks ahead), per windows and calendar day: membership and the next opening. */
+/**
+ * Occurrences around now (a day back, two weeks ahead), per windows and calendar day: membership and the next opening.
+ */
 const calendarMemo = new Map<string, { start: number; end: number }[]>();
 function calendarFor(p: PolicyParams, now: number): { start: number; end: number }[] {
   const day = Math.floor(now / DAY) * DAY;
@@ -170,11 +207,31 @@ function step(s: Snapshot, poolName: string, st: Static): Step {
   const anchor = pool.metadata.annotations?.[A.activeRotation];
   // With a rotation in flight no candidate is picked; decidePool counts them once, on the final state.
   const eligible = anchor ? { count: 0, first: undefined } : candidates(c);
-  const base = { ...report, candidates: eligible.count, inProgress: false, activeRotation: null, mode: null as Mode | null, drainStuck: false, idle: null as string | null };
+  const base = {
+    ...report,
+    candidates: eligible.count,
+    inProgress: false,
+    activeRotation: null,
+    mode: null as Mode | null,
+    drainStuck: false,
+    idle: null as string | null,
+  };
   if (anchor) {
     const progress = advance(c, anchor);
-    const mode: Mode = pool.metadata.annotations?.[A.rotationMode] === 'forceful-fallback' ? 'forceful-fallback' : 'surge';
-    return { actions: progress.actions, wakeups: c.wakeups, report: { ...base, inProgress: true, activeRotation: anchor, mode, drainStuck: progress.drainStuck, idle: progress.waiting } };
+    const mode: Mode =
+      pool.metadata.annotations?.[A.rotationMode] === 'forceful-fallback' ? 'forceful-fallback' : 'surge';
+    return {
+      actions: progress.actions,
+      wakeups: c.wakeups,
+      report: {
+        ...base,
+        inProgress: true,
+        activeRotation: anchor,
+        mode,
+        drainStuck: progress.drainStuck,
+        idle: progress.waiting,
+      },
+    };
   }
   const started = start(c, eligible);
   // Only when nothing but the lack of a candidate holds a start does the next claim's eligibility matter;
@@ -210,7 +267,10 @@ function decidePool(slice: Snapshot, poolName: string, policies: RotationPolicy[
   let report = (last as Step).report;
   if (report.inProgress) {
     const pool = state.nodePools[0] as NodePool;
-    report = { ...report, candidates: candidates({ ...st, snapshot: state, idx: indexSnapshot(state), pool, wakeups: [] }).count };
+    report = {
+      ...report,
+      candidates: candidates({ ...st, snapshot: state, idx: indexSnapshot(state), pool, wakeups: [] }).count,
+    };
   }
   return { nodePool: poolName, actions, report, requeueAt: future.length ? Math.min(...future) : null };
 }

@@ -27,7 +27,8 @@ export function unfreeze(node: Node, why: string): Action[] {
   const out: Action[] = [];
   const remove = [A.surgeFor as string];
   if (ann[A.doNotDisruptOwned] === 'true') remove.push(A.doNotDisrupt, A.doNotDisruptOwned);
-  if (remove.some((k) => ann[k] !== undefined)) out.push({ type: 'annotate', target: { kind: 'Node', name: node.metadata.name }, set: {}, remove, reason: why });
+  if (remove.some((k) => ann[k] !== undefined))
+    out.push({ type: 'annotate', target: { kind: 'Node', name: node.metadata.name }, set: {}, remove, reason: why });
   if (ann[A.cordoned] === 'true') out.push({ type: 'uncordon', node: node.metadata.name, reason: why });
   return out;
 }

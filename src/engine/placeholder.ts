@@ -31,13 +31,16 @@ const isCompleted = (p: Pod): boolean => p.status?.phase === 'Succeeded' || p.st
 const isNodePinned = (p: Pod): boolean =>
   p.spec.nodeSelector?.[HOSTNAME] !== undefined ||
   (p.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []).some((t) =>
-    (t.matchExpressions ?? []).some((e) => e.key === HOSTNAME));
+    (t.matchExpressions ?? []).some((e) => e.key === HOSTNAME),
+  );
 
 /** Effective requests of a Pod: max(sum of containers, largest init container) + overhead, per resource. */
 export function podRequests(pod: Pod): Resources {
   const sum: Resources = {};
-  for (const c of pod.spec.containers) for (const [k, v] of Object.entries(c.resources?.requests ?? {})) sum[k] = (sum[k] ?? 0) + parseQuantity(v);
-  for (const c of pod.spec.initContainers ?? []) for (const [k, v] of Object.entries(c.resources?.requests ?? {})) sum[k] = Math.max(sum[k] ?? 0, parseQuantity(v));
+  for (const c of pod.spec.containers)
+    for (const [k, v] of Object.entries(c.resources?.requests ?? {})) sum[k] = (sum[k] ?? 0) + parseQuantity(v);
+  for (const c of pod.spec.initContainers ?? [])
+    for (const [k, v] of Object.entries(c.resources?.requests ?? {})) sum[k] = Math.max(sum[k] ?? 0, parseQuantity(v));
   for (const [k, v] of Object.entries(pod.spec.overhead ?? {})) sum[k] = (sum[k] ?? 0) + parseQuantity(v);
   return sum;
 }
@@ -50,9 +53,25 @@ const add = (a: Resources, b: Resources): Resources => {
 
 export type Sizing =
   | { kind: 'fits'; requests: Resources; reschedulable: Resources; excluded: Record<string, number> }
-  | { kind: 'clamped'; requests: Resources; reschedulable: Resources; shortfall: Resources; bandExceeded: string[]; excluded: Record<string, number> }
-  /** DaemonSet overhead exhausts allocatable: keep the full request; the placeholder stays unschedulable and the attempt rolls back. */
-  | { kind: 'refused'; requests: Resources; reschedulable: Resources; exhausted: string[]; excluded: Record<string, number> };
+  | {
+      kind: 'clamped';
+      requests: Resources;
+      reschedulable: Resources;
+      shortfall: Resources;
+      bandExceeded: string[];
+      excluded: Record<string, number>;
+    }
+  /**
+   * DaemonSet overhead exhausts allocatable: keep the full request; the placeholder stays unschedulable and the attempt
+   * rolls back.
+   */
+  | {
+      kind: 'refused';
+      requests: Resources;
+      reschedulable: Resources;
+      exhausted: string[];
+      excluded: Record<string, number>;
+    };
 
 /**
  * requests = min(reschedulable sum, NodeClaim.status.allocatable − DaemonSet overhead) per resource (§3.3,
@@ -80,7 +99,9 @@ export function sizePlaceholder(claim: NodeClaim, pods: readonly Pod[], wholeNod
   for (const [k, v] of Object.entries(allocatable)) limit[k] = Math.max(0, parseQuantity(v) - (daemonSets[k] ?? 0));
   const wanted: Resources = { ...reschedulable };
   if (wholeNode) for (const k of ['cpu', 'memory']) if (limit[k] !== undefined) wanted[k] = limit[k] as number;
-  const exhausted = Object.keys(wanted).filter((k) => limit[k] !== undefined && (limit[k] as number) <= 0 && (wanted[k] as number) > 0).sort();
+  const exhausted = Object.keys(wanted)
+    .filter((k) => limit[k] !== undefined && (limit[k] as number) <= 0 && (wanted[k] as number) > 0)
+    .sort();
   if (exhausted.length > 0) return { kind: 'refused', requests: wanted, reschedulable, exhausted, excluded };
   const requests: Resources = {};
   const shortfall: Resources = {};
@@ -90,7 +111,9 @@ export function sizePlaceholder(claim: NodeClaim, pods: readonly Pod[], wholeNod
     if (cap !== undefined && v > cap) shortfall[k] = v - cap;
   }
   if (Object.keys(shortfall).length === 0) return { kind: 'fits', requests, reschedulable, excluded };
-  const bandExceeded = Object.keys(shortfall).filter((k) => (shortfall[k] as number) > CLAMP_BAND * (limit[k] as number)).sort();
+  const bandExceeded = Object.keys(shortfall)
+    .filter((k) => (shortfall[k] as number) > CLAMP_BAND * (limit[k] as number))
+    .sort();
   return { kind: 'clamped', requests, reschedulable, shortfall, bandExceeded, excluded };
 }
 
@@ -108,26 +131,40 @@ const NUMERIC = new Set(['Gt', 'Lt', 'Gte', 'Lte']);
  * operators are copied as they are, never weakened. Values the NodePool no longer allows are dropped, so the
  * placeholder stays schedulable within the pool; a key with no source is skipped.
  */
-export function resolveRequirement(key: string, node: Node | undefined, claim: NodeClaim, pool: NodePool): NodeSelectorRequirement | null {
+export function resolveRequirement(
+  key: string,
+  node: Node | undefined,
+  claim: NodeClaim,
+  pool: NodePool,
+): NodeSelectorRequirement | null {
   const poolReqs = (pool.spec.template.spec.requirements ?? []).filter((r) => r.key === key);
   const allowed = (v: string): boolean =>
     poolReqs.every((r) => {
       switch (r.operator) {
-        case 'In': return (r.values ?? []).includes(v);
-        case 'NotIn': return !(r.values ?? []).includes(v);
-        case 'DoesNotExist': return false;
-        case 'Gt': return Number(v) > Number(r.values?.[0]);
-        case 'Lt': return Number(v) < Number(r.values?.[0]);
-        case 'Gte': return Number(v) >= Number(r.values?.[0]);
-        case 'Lte': return Number(v) <= Number(r.values?.[0]);
-        default: return true;
+        case 'In':
+          return (r.values ?? []).includes(v);
+        case 'NotIn':
+          return !(r.values ?? []).includes(v);
+        case 'DoesNotExist':
+          return false;
+        case 'Gt':
+          return Number(v) > Number(r.values?.[0]);
+        case 'Lt':
+          return Number(v) < Number(r.values?.[0]);
+        case 'Gte':
+          return Number(v) >= Number(r.values?.[0]);
+        case 'Lte':
+          return Number(v) <= Number(r.values?.[0]);
+        default:
+          return true;
       }
     });
   const label = node?.metadata.labels?.[key];
   if (label !== undefined) return allowed(label) ? { key, operator: 'In', values: [label] } : null;
   const fromClaim = (claim.spec.requirements ?? []).find((r) => r.key === key);
   if (!fromClaim) return null;
-  if (NUMERIC.has(fromClaim.operator)) return { key, operator: fromClaim.operator, values: [...(fromClaim.values ?? [])] };
+  if (NUMERIC.has(fromClaim.operator))
+    return { key, operator: fromClaim.operator, values: [...(fromClaim.values ?? [])] };
   if (fromClaim.operator !== 'In') return null;
   const values = (fromClaim.values ?? []).filter(allowed).sort();
   return values.length > 0 ? { key, operator: 'In', values } : null;
@@ -148,17 +185,32 @@ export interface PlaceholderInput {
 
 export function placeholderPod(i: PlaceholderInput): Pod {
   const req = (keys: readonly string[]): NodeSelectorRequirement[] =>
-    keys.map((k) => resolveRequirement(k, i.node, i.claim, i.pool)).filter((r): r is NodeSelectorRequirement => r !== null);
+    keys
+      .map((k) => resolveRequirement(k, i.node, i.claim, i.pool))
+      .filter((r): r is NodeSelectorRequirement => r !== null);
   const required = req(i.params.requiredKeys).filter((r) => r.key !== HOSTNAME && r.key !== NODEPOOL_LABEL);
   const preferred = req(i.params.preferredKeys);
-  const toTerm = (rs: NodeSelectorRequirement[]): NodeSelectorTerm => ({ matchExpressions: rs.map((r) => ({ key: r.key, operator: r.operator, values: r.values ?? [] })) });
+  const toTerm = (rs: NodeSelectorRequirement[]): NodeSelectorTerm => ({
+    matchExpressions: rs.map((r) => ({ key: r.key, operator: r.operator, values: r.values ?? [] })),
+  });
   const preferences: { weight: number; preference: NodeSelectorTerm }[] = [];
   // Soft only: Karpenter ignores pods with a *required* hostname affinity (restricted label, §3.3).
-  if (i.avoidNodes.length > 0) preferences.push({ weight: 100, preference: { matchExpressions: [{ key: HOSTNAME, operator: 'NotIn', values: [...new Set(i.avoidNodes)].sort() }] } });
+  if (i.avoidNodes.length > 0)
+    preferences.push({
+      weight: 100,
+      preference: {
+        matchExpressions: [{ key: HOSTNAME, operator: 'NotIn', values: [...new Set(i.avoidNodes)].sort() }],
+      },
+    });
   if (preferred.length > 0) preferences.push({ weight: 50, preference: toTerm(preferred) });
-  const requests = Object.fromEntries(Object.keys(i.sizing.requests).sort().map((k) => [k, quantity(k, i.sizing.requests[k] as number)]));
+  const requests = Object.fromEntries(
+    Object.keys(i.sizing.requests)
+      .sort()
+      .map((k) => [k, quantity(k, i.sizing.requests[k] as number)]),
+  );
   const affinity: NonNullable<Pod['spec']['affinity']> = { nodeAffinity: {} };
-  if (required.length > 0) affinity.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution = { nodeSelectorTerms: [toTerm(required)] };
+  if (required.length > 0)
+    affinity.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution = { nodeSelectorTerms: [toTerm(required)] };
   if (preferences.length > 0) affinity.nodeAffinity!.preferredDuringSchedulingIgnoredDuringExecution = preferences;
   return {
     apiVersion: 'v1',
@@ -192,15 +244,22 @@ export function placeholderPod(i: PlaceholderInput): Pod {
  * surge_ready (§3.3): the placeholder is Running and not terminating, on a Ready node other than the
  * candidate's, and that node belongs to the pool. Returns the host, or why not.
  */
-export function surgeReady(placeholder: Pod | undefined, candidateNode: string | undefined, pool: string, idx: ClusterIndex): { host: Node } | { notReady: string } {
+export function surgeReady(
+  placeholder: Pod | undefined,
+  candidateNode: string | undefined,
+  pool: string,
+  idx: ClusterIndex,
+): { host: Node } | { notReady: string } {
   if (!placeholder) return { notReady: 'no placeholder' };
   if (placeholder.metadata.deletionTimestamp) return { notReady: 'the placeholder is being removed (preempted)' };
-  if (placeholder.status?.phase !== 'Running' || !placeholder.spec.nodeName) return { notReady: 'the placeholder is not running yet' };
+  if (placeholder.status?.phase !== 'Running' || !placeholder.spec.nodeName)
+    return { notReady: 'the placeholder is not running yet' };
   const host = idx.node(placeholder.spec.nodeName);
-  if (!host) return { notReady: 'the placeholder\'s node is not visible yet' };
+  if (!host) return { notReady: "the placeholder's node is not visible yet" };
   if (host.metadata.name === candidateNode) return { notReady: 'the placeholder runs on the candidate itself' };
   if (!isReady(host)) return { notReady: 'the surge node is not Ready' };
-  if (host.metadata.labels?.[NODEPOOL_LABEL] !== pool) return { notReady: 'the placeholder landed outside the NodePool' };
+  if (host.metadata.labels?.[NODEPOOL_LABEL] !== pool)
+    return { notReady: 'the placeholder landed outside the NodePool' };
   return { host };
 }
 

@@ -23,7 +23,10 @@ const claimArb = fc.record({
   ready: fc.boolean(),
   operatorDnd: fc.boolean(),
   operatorCordon: fc.boolean(),
-  failed: fc.option(fc.record({ agoMinutes: fc.integer({ min: 0, max: 600 }), count: fc.integer({ min: 1, max: 5 }) }), { nil: undefined }),
+  failed: fc.option(
+    fc.record({ agoMinutes: fc.integer({ min: 0, max: 600 }), count: fc.integer({ min: 1, max: 5 }) }),
+    { nil: undefined },
+  ),
   deleting: fc.boolean(),
 });
 
@@ -53,12 +56,26 @@ function build(sc: Scenario): { s: Snapshot; now: number } {
   const now = BASE + sc.nowMinutes * 60_000;
   const parts = sc.claims.map((c, i) => {
     const annotations: Record<string, string> = {};
-    if (c.failed) Object.assign(annotations, { [A.state]: 'failed', [A.failedAt]: iso(now - c.failed.agoMinutes * 60_000), [A.retryCount]: String(c.failed.count) });
+    if (c.failed)
+      Object.assign(annotations, {
+        [A.state]: 'failed',
+        [A.failedAt]: iso(now - c.failed.agoMinutes * 60_000),
+        [A.retryCount]: String(c.failed.count),
+      });
     const nodeAnnotations: Record<string, string> = c.operatorDnd ? { [A.doNotDisrupt]: 'true' } : {};
-    return claim(`c${i}`, { createdAt: now - c.ageHours * HOUR, expireAfter: c.expireAfter, ready: c.ready, annotations, nodeAnnotations, unschedulable: c.operatorCordon, ...(c.deleting ? { deleting: now - 60_000 } : {}) });
+    return claim(`c${i}`, {
+      createdAt: now - c.ageHours * HOUR,
+      expireAfter: c.expireAfter,
+      ready: c.ready,
+      annotations,
+      nodeAnnotations,
+      unschedulable: c.operatorCordon,
+      ...(c.deleting ? { deleting: now - 60_000 } : {}),
+    });
   });
   const poolAnn: Record<string, string> = {};
-  if (sc.lastRotationMinutesAgo !== undefined) poolAnn[A.lastRotationAt] = iso(now - sc.lastRotationMinutesAgo * 60_000);
+  if (sc.lastRotationMinutesAgo !== undefined)
+    poolAnn[A.lastRotationAt] = iso(now - sc.lastRotationMinutesAgo * 60_000);
   if (sc.freezeMinutes !== undefined) poolAnn[A.freeze] = iso(now + sc.freezeMinutes * 60_000);
   const pods: Pod[] = [];
   const extraNodes: Node[] = [];
@@ -69,7 +86,10 @@ function build(sc: Scenario): { s: Snapshot; now: number } {
     const startedAt = now - sc.active.startedMinutesAgo * 60_000;
     poolAnn[A.activeRotation] = name;
     // Our own markers on the candidate (only where the operator has none).
-    if (target.node) target.node.metadata.annotations = sc.claims[0]?.operatorDnd ? { [A.doNotDisrupt]: 'true', [A.surgeFor]: name } : { [A.doNotDisrupt]: 'true', [A.doNotDisruptOwned]: 'true', [A.surgeFor]: name };
+    if (target.node)
+      target.node.metadata.annotations = sc.claims[0]?.operatorDnd
+        ? { [A.doNotDisrupt]: 'true', [A.surgeFor]: name }
+        : { [A.doNotDisrupt]: 'true', [A.doNotDisruptOwned]: 'true', [A.surgeFor]: name };
     if (target.node && !sc.claims[0]?.operatorCordon) {
       target.node.spec.unschedulable = true;
       target.node.metadata.annotations = { ...target.node.metadata.annotations, [A.cordoned]: 'true' };
@@ -80,11 +100,20 @@ function build(sc: Scenario): { s: Snapshot; now: number } {
       if (sc.active.placeholder !== 'none') {
         const bound = sc.active.placeholder !== 'pending';
         if (bound) {
-          const surge = claim('surge', { createdAt: startedAt + 60_000, ready: sc.active.placeholder !== 'bound-notready' });
+          const surge = claim('surge', {
+            createdAt: startedAt + 60_000,
+            ready: sc.active.placeholder !== 'bound-notready',
+          });
           extraClaims.push(surge);
         }
         pods.push({
-          metadata: { name: placeholderName(name), namespace: NS, labels: { 'app.kubernetes.io/component': 'surge-placeholder' }, annotations: { [A.surgeFor]: name }, ...(sc.active.placeholder === 'preempted' ? { deletionTimestamp: iso(now) } : {}) },
+          metadata: {
+            name: placeholderName(name),
+            namespace: NS,
+            labels: { 'app.kubernetes.io/component': 'surge-placeholder' },
+            annotations: { [A.surgeFor]: name },
+            ...(sc.active.placeholder === 'preempted' ? { deletionTimestamp: iso(now) } : {}),
+          },
           spec: { containers: [], ...(bound ? { nodeName: 'node-surge' } : {}) },
           status: { phase: bound ? 'Running' : 'Pending' },
         });
@@ -92,11 +121,16 @@ function build(sc: Scenario): { s: Snapshot; now: number } {
     } else {
       target.claim.metadata.annotations = { [A.state]: 'draining' };
       target.claim.metadata.deletionTimestamp = iso(now - 60_000);
-      Object.assign(poolAnn, { [A.activeRotationState]: 'draining', [A.drainingAt]: iso(startedAt) }, sc.active.fallback ? { [A.rotationMode]: 'forceful-fallback' } : {});
+      Object.assign(
+        poolAnn,
+        { [A.activeRotationState]: 'draining', [A.drainingAt]: iso(startedAt) },
+        sc.active.fallback ? { [A.rotationMode]: 'forceful-fallback' } : {},
+      );
     }
     if (sc.active.phase === 'gone') parts.shift();
   }
-  for (const p of parts) if (p.node) pods.push(workload(`w-${p.claim.metadata.name}`, p.node.metadata.name, { cpu: '500m' }));
+  for (const p of parts)
+    if (p.node) pods.push(workload(`w-${p.claim.metadata.name}`, p.node.metadata.name, { cpu: '500m' }));
   const s = snapshot({
     policies: [policy({ maintenanceWindows: WINDOWS, surge: { forcefulFallback: { enabled: sc.fallback } } })],
     pool: nodePool(poolAnn),
@@ -124,7 +158,9 @@ describe('engine properties over random snapshots', () => {
         const before = s.nodePools[0]!.metadata.annotations?.[A.activeRotation];
 
         // At most one rotation in flight per NodePool, and it is the anchored one.
-        const inFlight = after.nodeClaims.filter((c) => ['pending', 'draining'].includes(c.metadata.annotations?.[A.state] ?? ''));
+        const inFlight = after.nodeClaims.filter((c) =>
+          ['pending', 'draining'].includes(c.metadata.annotations?.[A.state] ?? ''),
+        );
         expect(inFlight.length).toBeLessThanOrEqual(1);
         if (inFlight[0]) expect(inFlight[0].metadata.name).toBe(anchor);
 

@@ -21,56 +21,103 @@ export interface Progress {
 
 const poolRef = (c: PoolContext): Ref => ({ kind: 'NodePool', name: c.pool.metadata.name });
 const claimRef = (name: string): Ref => ({ kind: 'NodeClaim', name });
-const annotatePool = (c: PoolContext, set: Record<string, string>, remove: readonly string[], reason: string): Action =>
-  ({ type: 'annotate', target: poolRef(c), set, remove: [...remove], reason });
-const annotateClaim = (name: string, set: Record<string, string>, remove: readonly string[], reason: string): Action =>
-  ({ type: 'annotate', target: claimRef(name), set, remove: [...remove], reason });
-const observe = (c: PoolContext, metric: 'completed' | 'forcefulFallback' | 'surgeWaitSeconds' | 'drainSeconds', value: number, reason: string, labels?: Record<string, string>): Action =>
-  ({ type: 'observe', metric, nodePool: c.pool.metadata.name, value, reason, ...(labels ? { labels } : {}) });
-const event = (target: Ref, eventType: 'Normal' | 'Warning', eventReason: string, message: string): Action =>
-  ({ type: 'event', target, eventType, eventReason, message, reason: message });
+const annotatePool = (
+  c: PoolContext,
+  set: Record<string, string>,
+  remove: readonly string[],
+  reason: string,
+): Action => ({ type: 'annotate', target: poolRef(c), set, remove: [...remove], reason });
+const annotateClaim = (
+  name: string,
+  set: Record<string, string>,
+  remove: readonly string[],
+  reason: string,
+): Action => ({ type: 'annotate', target: claimRef(name), set, remove: [...remove], reason });
+const observe = (
+  c: PoolContext,
+  metric: 'completed' | 'forcefulFallback' | 'surgeWaitSeconds' | 'drainSeconds',
+  value: number,
+  reason: string,
+  labels?: Record<string, string>,
+): Action => ({
+  type: 'observe',
+  metric,
+  nodePool: c.pool.metadata.name,
+  value,
+  reason,
+  ...(labels ? { labels } : {}),
+});
+const event = (target: Ref, eventType: 'Normal' | 'Warning', eventReason: string, message: string): Action => ({
+  type: 'event',
+  target,
+  eventType,
+  eventReason,
+  message,
+  reason: message,
+});
 
 /** Remove the placeholder and every marker of this rotation (nodes carrying surge-for, and the candidate). */
 function release(c: PoolContext, name: string, why: string): Action[] {
   const out: Action[] = [];
   const ph = c.idx.placeholderFor(name);
-  if (ph) out.push({ type: 'deletePod', namespace: ph.metadata.namespace as string, name: ph.metadata.name, reason: why });
+  if (ph)
+    out.push({ type: 'deletePod', namespace: ph.metadata.namespace as string, name: ph.metadata.name, reason: why });
   const nodes = new Map(c.idx.nodesMarkedFor(name).map((n) => [n.metadata.name, n]));
   const claim = c.idx.claim(name);
   const cand = claim ? c.idx.nodeOfClaim(claim) : undefined;
   // The candidate's own node always: our cordon there may predate (or outlive) its surge-for marker.
   if (cand) nodes.set(cand.metadata.name, cand);
-  for (const n of [...nodes.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))) out.push(...unfreeze(n, why));
+  for (const n of [...nodes.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)))
+    out.push(...unfreeze(n, why));
   return out;
 }
 
-const clearAnchor = (c: PoolContext, why: string, extra: Record<string, string> = {}): Action => annotatePool(c, extra, ANCHOR_SET, why);
+const clearAnchor = (c: PoolContext, why: string, extra: Record<string, string> = {}): Action =>
+  annotatePool(c, extra, ANCHOR_SET, why);
 
 function drainBoundSeconds(claim: NodeClaim): number {
-  const tgp = claim.spec.terminationGracePeriod === undefined ? UNSET_TGP_FALLBACK_SECONDS : parseDuration(claim.spec.terminationGracePeriod);
+  const tgp =
+    claim.spec.terminationGracePeriod === undefined
+      ? UNSET_TGP_FALLBACK_SECONDS
+      : parseDuration(claim.spec.terminationGracePeriod);
   return tgp + BUFFER_SECONDS;
 }
 
-/** The induced surge NodeClaim, for reaping: persisted, else from the placeholder, else the one unregistered newcomer. */
+/**
+ * The induced surge NodeClaim, for reaping: persisted, else from the placeholder, else the one unregistered newcomer.
+ */
 function surgeClaimOf(c: PoolContext, claim: NodeClaim, startedAt: number): NodeClaim | undefined {
   const persisted = claim.metadata.annotations?.[A.surgeClaim];
   if (persisted) return c.idx.claim(persisted);
   const ph = c.idx.placeholderFor(claim.metadata.name);
   const host = ph?.spec.nodeName ? c.idx.node(ph.spec.nodeName) : undefined;
   if (host) return c.idx.claimOfNode(host);
-  const newcomers = c.idx.claimsOf(c.pool.metadata.name).filter((x) =>
-    x.metadata.name !== claim.metadata.name && (parseTime(x.metadata.creationTimestamp) ?? 0) > startedAt && !c.idx.nodeOfClaim(x));
+  const newcomers = c.idx
+    .claimsOf(c.pool.metadata.name)
+    .filter(
+      (x) =>
+        x.metadata.name !== claim.metadata.name &&
+        (parseTime(x.metadata.creationTimestamp) ?? 0) > startedAt &&
+        !c.idx.nodeOfClaim(x),
+    );
   return newcomers.length === 1 ? newcomers[0] : undefined;
 }
 
-/** Both reap guards of §3.8: created after started-at, and its node hosts nothing but the placeholder and DaemonSets. */
+/**
+ * Both reap guards of §3.8: created after started-at, and its node hosts nothing but the placeholder and DaemonSets.
+ */
 function reapable(c: PoolContext, surge: NodeClaim, startedAt: number): boolean {
   if (surge.metadata.deletionTimestamp) return false;
   if ((parseTime(surge.metadata.creationTimestamp) ?? 0) <= startedAt) return false;
   const node = c.idx.nodeOfClaim(surge);
   if (!node) return true;
-  return c.idx.podsOn(node.metadata.name).every((p) =>
-    p.metadata.annotations?.[A.surgeFor] !== undefined || p.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet'));
+  return c.idx
+    .podsOn(node.metadata.name)
+    .every(
+      (p) =>
+        p.metadata.annotations?.[A.surgeFor] !== undefined ||
+        p.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet'),
+    );
 }
 
 /** readyTimeout elapsed (or the freeze outlasted it): reap, remove, unfreeze, record the failure, release the gate. */
@@ -78,9 +125,22 @@ function rollBack(c: PoolContext, claim: NodeClaim, startedAt: number, why: stri
   const name = claim.metadata.name;
   const out: Action[] = [];
   const surge = surgeClaimOf(c, claim, startedAt);
-  if (surge && reapable(c, surge, startedAt)) out.push({ type: 'deleteNodeClaim', name: surge.metadata.name, ...(surge.metadata.uid ? { uid: surge.metadata.uid } : {}), reason: `reap the surge NodeClaim induced for ${name}: ${why}` });
+  if (surge && reapable(c, surge, startedAt))
+    out.push({
+      type: 'deleteNodeClaim',
+      name: surge.metadata.name,
+      ...(surge.metadata.uid ? { uid: surge.metadata.uid } : {}),
+      reason: `reap the surge NodeClaim induced for ${name}: ${why}`,
+    });
   out.push(...release(c, name, why));
-  out.push(annotateClaim(name, { [A.state]: STATE.failed, [A.failedAt]: rfc3339(c.now), [A.retryCount]: String(retryCount(claim) + 1) }, [A.startedAt, A.surgeClaim], why));
+  out.push(
+    annotateClaim(
+      name,
+      { [A.state]: STATE.failed, [A.failedAt]: rfc3339(c.now), [A.retryCount]: String(retryCount(claim) + 1) },
+      [A.startedAt, A.surgeClaim],
+      why,
+    ),
+  );
   out.push(clearAnchor(c, why, { [A.lastFailureAt]: rfc3339(c.now) }));
   out.push(observe(c, 'completed', 1, why, { outcome: 'failure' }));
   out.push(event(claimRef(name), 'Warning', 'RotationFailed', `${why}; rolled back, retry after backoff`));
@@ -94,13 +154,32 @@ function complete(c: PoolContext, name: string): Progress {
   if (ann[A.activeRotationState] === DRAINING) {
     const drainingAt = parseTime(ann[A.drainingAt]);
     out.push(clearAnchor(c, `rotation of ${name} complete`, { [A.lastRotationAt]: rfc3339(c.now) }));
-    out.push(observe(c, 'completed', 1, 'rotation complete', { outcome: 'success', mode: ann[A.rotationMode] === FORCEFUL_FALLBACK ? FORCEFUL_FALLBACK : 'surge' }));
+    out.push(
+      observe(c, 'completed', 1, 'rotation complete', {
+        outcome: 'success',
+        mode: ann[A.rotationMode] === FORCEFUL_FALLBACK ? FORCEFUL_FALLBACK : 'surge',
+      }),
+    );
     if (drainingAt !== null) out.push(observe(c, 'drainSeconds', (c.now - drainingAt) / 1000, 'drain finished'));
-    out.push(event(poolRef(c), 'Normal', 'RotationCompleted', `NodeClaim ${name} was replaced${ann[A.rotationMode] === FORCEFUL_FALLBACK ? ' (forceful fallback)' : ''}`));
+    out.push(
+      event(
+        poolRef(c),
+        'Normal',
+        'RotationCompleted',
+        `NodeClaim ${name} was replaced${ann[A.rotationMode] === FORCEFUL_FALLBACK ? ' (forceful fallback)' : ''}`,
+      ),
+    );
   } else {
     out.push(clearAnchor(c, `NodeClaim ${name} disappeared before its drain started: Karpenter expired it`));
     out.push(observe(c, 'completed', 1, 'expired before rotation', { outcome: 'expired' }));
-    out.push(event(poolRef(c), 'Warning', 'RotationExpired', `NodeClaim ${name} was removed before its rotation could drain it`));
+    out.push(
+      event(
+        poolRef(c),
+        'Warning',
+        'RotationExpired',
+        `NodeClaim ${name} was removed before its rotation could drain it`,
+      ),
+    );
   }
   return { actions: out, waiting: null, drainStuck: false };
 }
@@ -113,42 +192,73 @@ function pending(c: PoolContext, claim: NodeClaim): Progress {
   if (claim.metadata.deletionTimestamp) {
     // Force expiry (or someone else) got there first: undo ours, mark it terminal so it is never re-selected.
     const why = `NodeClaim ${name} is being deleted before its surge was ready`;
-    return { ...none, actions: [
-      ...release(c, name, why),
-      annotateClaim(name, { [A.state]: STATE.expired }, [A.startedAt, A.surgeClaim], why),
-      clearAnchor(c, why),
-      observe(c, 'completed', 1, why, { outcome: 'expired' }),
-      event(claimRef(name), 'Warning', 'RotationExpired', why),
-    ] };
+    return {
+      ...none,
+      actions: [
+        ...release(c, name, why),
+        annotateClaim(name, { [A.state]: STATE.expired }, [A.startedAt, A.surgeClaim], why),
+        clearAnchor(c, why),
+        observe(c, 'completed', 1, why, { outcome: 'expired' }),
+        event(claimRef(name), 'Warning', 'RotationExpired', why),
+      ],
+    };
   }
   if (!p || c.policy === null) {
     const why = `NodePool ${c.pool.metadata.name} is no longer governed by a single RotationPolicy`;
-    return { ...none, actions: [
-      ...release(c, name, why),
-      annotateClaim(name, {}, [A.state, A.startedAt, A.surgeClaim], why),
-      clearAnchor(c, why),
-      event(poolRef(c), 'Warning', 'GovernanceLost', `${why}; the rotation of ${name} was rolled back`),
-    ] };
+    return {
+      ...none,
+      actions: [
+        ...release(c, name, why),
+        annotateClaim(name, {}, [A.state, A.startedAt, A.surgeClaim], why),
+        clearAnchor(c, why),
+        event(poolRef(c), 'Warning', 'GovernanceLost', `${why}; the rotation of ${name} was rolled back`),
+      ],
+    };
   }
   const startedAt = parseTime(ann[A.startedAt]);
   if (ann[A.state] !== STATE.pending || startedAt === null) {
-    return { ...none, actions: [annotateClaim(name, { [A.state]: STATE.pending, [A.startedAt]: ann[A.startedAt] ?? rfc3339(c.now) }, [], `rotation of ${name} starts: surge first`)] };
+    return {
+      ...none,
+      actions: [
+        annotateClaim(
+          name,
+          { [A.state]: STATE.pending, [A.startedAt]: ann[A.startedAt] ?? rfc3339(c.now) },
+          [],
+          `rotation of ${name} starts: surge first`,
+        ),
+      ],
+    };
   }
   const deadline = startedAt + p.readyTimeout * 1000;
   c.wakeups.push(deadline + 1000);
   if (c.now > deadline) {
-    const why = c.frozenUntil !== null ? `the freeze outlasted readyTimeout ${formatGoDuration(p.readyTimeout)}` : `no surge node was Ready within readyTimeout ${formatGoDuration(p.readyTimeout)}`;
+    const why =
+      c.frozenUntil !== null
+        ? `the freeze outlasted readyTimeout ${formatGoDuration(p.readyTimeout)}`
+        : `no surge node was Ready within readyTimeout ${formatGoDuration(p.readyTimeout)}`;
     return { ...none, actions: rollBack(c, claim, startedAt, why) };
   }
   const actions: Action[] = [];
   // Passive bookkeeping, also while frozen: markers on the candidate, and the surge claim once visible.
   const node = c.idx.nodeOfClaim(claim);
-  if (node) actions.push(...freeze(node, name, `protect ${name}'s node during its surge`), ...cordon(node, `no new Pods on ${name} while its surge is prepared`));
+  if (node)
+    actions.push(
+      ...freeze(node, name, `protect ${name}'s node during its surge`),
+      ...cordon(node, `no new Pods on ${name} while its surge is prepared`),
+    );
   const ph = c.idx.placeholderFor(name);
   const host = ph?.spec.nodeName ? c.idx.node(ph.spec.nodeName) : undefined;
   if (host && host.metadata.name !== node?.metadata.name) {
     const surge = c.idx.claimOfNode(host);
-    if (surge && ann[A.surgeClaim] !== surge.metadata.name) actions.push(annotateClaim(name, { [A.surgeClaim]: surge.metadata.name }, [], `the placeholder for ${name} is bound to ${host.metadata.name}`));
+    if (surge && ann[A.surgeClaim] !== surge.metadata.name)
+      actions.push(
+        annotateClaim(
+          name,
+          { [A.surgeClaim]: surge.metadata.name },
+          [],
+          `the placeholder for ${name} is bound to ${host.metadata.name}`,
+        ),
+      );
     actions.push(...freeze(host, name, `protect the surge node for ${name}`));
   }
   if (c.frozenUntil !== null) return { actions, waiting: 'frozen: escalation is suspended', drainStuck: false };
@@ -157,15 +267,37 @@ function pending(c: PoolContext, claim: NodeClaim): Progress {
     const sizing = sizePlaceholder(claim, pods, p.wholeNodeReservation);
     const avoid = [node?.metadata.name, ...nearDeadlineNodes(c, name)].filter((n): n is string => n !== undefined);
     const pod = placeholderPod({
-      pool: c.pool, claim, node, params: p, sizing, avoidNodes: avoid, namespace: c.snapshot.namespace,
+      pool: c.pool,
+      claim,
+      node,
+      params: p,
+      sizing,
+      avoidNodes: avoid,
+      namespace: c.snapshot.namespace,
       priorityClassName: c.policy.spec.surge?.placeholder?.priorityClassName ?? DEFAULT_PRIORITY_CLASS,
       image: c.policy.spec.surge?.placeholder?.image ?? DEFAULT_IMAGE,
     });
     actions.push({ type: 'createPod', pod, reason: `induce a surge node for ${name}` });
-    if (sizing.kind === 'refused') actions.push(event(claimRef(name), 'Warning', 'SurgeClampRefused', `DaemonSet overhead exhausts allocatable ${sizing.exhausted.join(', ')}; the placeholder keeps the full request and the attempt will roll back`));
+    if (sizing.kind === 'refused')
+      actions.push(
+        event(
+          claimRef(name),
+          'Warning',
+          'SurgeClampRefused',
+          `DaemonSet overhead exhausts allocatable ${sizing.exhausted.join(', ')}; the placeholder keeps the full request and the attempt will roll back`,
+        ),
+      );
     else if (sizing.kind === 'clamped') {
-      actions.push(event(claimRef(name), sizing.bandExceeded.length > 0 ? 'Warning' : 'Normal', sizing.bandExceeded.length > 0 ? 'SurgeClampBandExceeded' : 'SurgeClamped',
-        `placeholder requests clamped to allocatable minus DaemonSets (short by ${Object.entries(sizing.shortfall).map(([k, v]) => `${k} ${v}`).join(', ')})`));
+      actions.push(
+        event(
+          claimRef(name),
+          sizing.bandExceeded.length > 0 ? 'Warning' : 'Normal',
+          sizing.bandExceeded.length > 0 ? 'SurgeClampBandExceeded' : 'SurgeClamped',
+          `placeholder requests clamped to allocatable minus DaemonSets (short by ${Object.entries(sizing.shortfall)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ')})`,
+        ),
+      );
     }
     return { actions, waiting: 'waiting for the placeholder to be scheduled', drainStuck: false };
   }
@@ -175,10 +307,24 @@ function pending(c: PoolContext, claim: NodeClaim): Progress {
   const why = `surge node ${ready.host.metadata.name} is Ready for ${name}`;
   // The host already carries our markers: bookkeeping above froze it as soon as the placeholder was bound.
   actions.push(
-    annotatePool(c, { [A.activeRotationState]: DRAINING, [A.drainingAt]: rfc3339(c.now), [A.surgeWait]: formatGoDuration(Math.round((c.now - startedAt) / 1000)) }, [], why),
+    annotatePool(
+      c,
+      {
+        [A.activeRotationState]: DRAINING,
+        [A.drainingAt]: rfc3339(c.now),
+        [A.surgeWait]: formatGoDuration(Math.round((c.now - startedAt) / 1000)),
+      },
+      [],
+      why,
+    ),
     annotateClaim(name, { [A.state]: STATE.draining }, [], why),
     { type: 'deletePod', namespace: ph.metadata.namespace as string, name: ph.metadata.name, reason: why },
-    { type: 'deleteNodeClaim', name, ...(claim.metadata.uid ? { uid: claim.metadata.uid } : {}), reason: `${why}: drain ${name} through the voluntary path` },
+    {
+      type: 'deleteNodeClaim',
+      name,
+      ...(claim.metadata.uid ? { uid: claim.metadata.uid } : {}),
+      reason: `${why}: drain ${name} through the voluntary path`,
+    },
     observe(c, 'surgeWaitSeconds', (c.now - startedAt) / 1000, why),
     event(poolRef(c), 'Normal', 'DrainStarted', `${why}; deleting ${name}`),
   );
@@ -202,12 +348,31 @@ function draining(c: PoolContext, claim: NodeClaim): Progress {
   const name = claim.metadata.name;
   const actions: Action[] = [];
   const ann = c.pool.metadata.annotations ?? {};
-  if (ann[A.activeRotationState] !== DRAINING) actions.push(annotatePool(c, { [A.activeRotationState]: DRAINING, ...(ann[A.drainingAt] ? {} : { [A.drainingAt]: rfc3339(c.now) }) }, [], `${name} is draining`));
+  if (ann[A.activeRotationState] !== DRAINING)
+    actions.push(
+      annotatePool(
+        c,
+        { [A.activeRotationState]: DRAINING, ...(ann[A.drainingAt] ? {} : { [A.drainingAt]: rfc3339(c.now) }) },
+        [],
+        `${name} is draining`,
+      ),
+    );
   const ph = c.idx.placeholderFor(name);
-  if (ph) actions.push({ type: 'deletePod', namespace: ph.metadata.namespace as string, name: ph.metadata.name, reason: `${name} is draining; its placeholder must not hold the room` });
+  if (ph)
+    actions.push({
+      type: 'deletePod',
+      namespace: ph.metadata.namespace as string,
+      name: ph.metadata.name,
+      reason: `${name} is draining; its placeholder must not hold the room`,
+    });
   const deleting = parseTime(claim.metadata.deletionTimestamp);
   if (deleting === null) {
-    actions.push({ type: 'deleteNodeClaim', name, ...(claim.metadata.uid ? { uid: claim.metadata.uid } : {}), reason: `${name} is marked draining but not deleted yet (resuming after a crash)` });
+    actions.push({
+      type: 'deleteNodeClaim',
+      name,
+      ...(claim.metadata.uid ? { uid: claim.metadata.uid } : {}),
+      reason: `${name} is marked draining but not deleted yet (resuming after a crash)`,
+    });
     return { actions, waiting: 'draining', drainStuck: false };
   }
   const stuckAt = deleting + drainBoundSeconds(claim) * 1000;
@@ -221,15 +386,28 @@ function failed(c: PoolContext, claim: NodeClaim): Progress {
   const none: Progress = { actions: [], waiting: null, drainStuck: false };
   if (claim.metadata.deletionTimestamp) {
     const why = `failed NodeClaim ${name} is being deleted (the expireAfter backstop)`;
-    return { ...none, actions: [annotateClaim(name, { [A.state]: STATE.expired }, [], why), clearAnchor(c, why), observe(c, 'completed', 1, why, { outcome: 'expired' })] };
+    return {
+      ...none,
+      actions: [
+        annotateClaim(name, { [A.state]: STATE.expired }, [], why),
+        clearAnchor(c, why),
+        observe(c, 'completed', 1, why, { outcome: 'expired' }),
+      ],
+    };
   }
   const at = c.params ? retryAt(claim, c.params) : null;
   if (c.params && at !== null && at <= c.now && startGate(c) === null) {
-    return { ...none, actions: [annotateClaim(name, { [A.state]: STATE.pending }, [A.startedAt], `retry ${name}: its backoff has elapsed`)] };
+    return {
+      ...none,
+      actions: [
+        annotateClaim(name, { [A.state]: STATE.pending }, [A.startedAt], `retry ${name}: its backoff has elapsed`),
+      ],
+    };
   }
   const failedAt = claim.metadata.annotations?.[A.failedAt];
   const last = parseTime(c.pool.metadata.annotations?.[A.lastFailureAt]);
-  const keep: Record<string, string> = failedAt && (last === null || (parseTime(failedAt) ?? 0) > last) ? { [A.lastFailureAt]: failedAt } : {};
+  const keep: Record<string, string> =
+    failedAt && (last === null || (parseTime(failedAt) ?? 0) > last) ? { [A.lastFailureAt]: failedAt } : {};
   return { ...none, actions: [clearAnchor(c, `${name} failed; release the NodePool until its backoff elapses`, keep)] };
 }
 
@@ -253,4 +431,3 @@ export function advance(c: PoolContext, name: string): Progress {
       return pending(c, claim);
   }
 }
-

@@ -103,31 +103,71 @@ export function start(c: PoolContext, eligible: Candidates): Start {
   if (!cand || !c.params) return { actions: [], idle: 'no candidate' };
   const name = cand.metadata.name;
   const pool = c.pool.metadata.name;
-  const anchor = { type: 'annotate' as const, target: { kind: 'NodePool' as const, name: pool }, onlyIfAbsent: A.activeRotation };
+  const anchor = {
+    type: 'annotate' as const,
+    target: { kind: 'NodePool' as const, name: pool },
+    onlyIfAbsent: A.activeRotation,
+  };
   const fallback = fallbackReason(c, cand);
   if (fallback !== null) {
     const why = `forceful fallback for ${name}: ${fallback}`;
     return {
       idle: null,
       actions: [
-        { ...anchor, set: { [A.activeRotation]: name, [A.rotationMode]: FORCEFUL_FALLBACK, [A.activeRotationState]: DRAINING, [A.drainingAt]: rfc3339(c.now) }, remove: [], reason: why },
-        { type: 'annotate', target: { kind: 'NodeClaim', name }, set: { [A.state]: STATE.draining }, remove: [A.startedAt, A.surgeClaim], reason: why },
-        { type: 'deleteNodeClaim', name, ...(cand.metadata.uid ? { uid: cand.metadata.uid } : {}), reason: `${why}; drained through the voluntary path, PDBs apply` },
+        {
+          ...anchor,
+          set: {
+            [A.activeRotation]: name,
+            [A.rotationMode]: FORCEFUL_FALLBACK,
+            [A.activeRotationState]: DRAINING,
+            [A.drainingAt]: rfc3339(c.now),
+          },
+          remove: [],
+          reason: why,
+        },
+        {
+          type: 'annotate',
+          target: { kind: 'NodeClaim', name },
+          set: { [A.state]: STATE.draining },
+          remove: [A.startedAt, A.surgeClaim],
+          reason: why,
+        },
+        {
+          type: 'deleteNodeClaim',
+          name,
+          ...(cand.metadata.uid ? { uid: cand.metadata.uid } : {}),
+          reason: `${why}; drained through the voluntary path, PDBs apply`,
+        },
         { type: 'observe', metric: 'forcefulFallback', nodePool: pool, value: 1, reason: why },
-        { type: 'event', target: { kind: 'NodePool', name: pool }, eventType: 'Warning', eventReason: 'ForcefulFallback', message: `${why}; deleting it without a surge, inside the window`, reason: why },
+        {
+          type: 'event',
+          target: { kind: 'NodePool', name: pool },
+          eventType: 'Warning',
+          eventReason: 'ForcefulFallback',
+          message: `${why}; deleting it without a surge, inside the window`,
+          reason: why,
+        },
       ],
     };
   }
   const node = c.idx.nodeOfClaim(cand);
   const sizing = sizePlaceholder(cand, node ? c.idx.podsOn(node.metadata.name) : [], c.params.wholeNodeReservation);
   const short = headroomShortfall(c.pool, sizing.requests);
-  if (short.length > 0) return { actions: [], idle: `NoSurgeHeadroom: spec.limits leave no room for the surge (${short.join(', ')})` };
+  if (short.length > 0)
+    return { actions: [], idle: `NoSurgeHeadroom: spec.limits leave no room for the surge (${short.join(', ')})` };
   const why = `${name} is the earliest-deadline candidate and the window is open`;
   return {
     idle: null,
     actions: [
       { ...anchor, set: { [A.activeRotation]: name }, remove: [], reason: why },
-      { type: 'event', target: { kind: 'NodePool', name: pool }, eventType: 'Normal', eventReason: 'RotationStarted', message: `rotating ${name}: ${why}`, reason: why },
+      {
+        type: 'event',
+        target: { kind: 'NodePool', name: pool },
+        eventType: 'Normal',
+        eventReason: 'RotationStarted',
+        message: `rotating ${name}: ${why}`,
+        reason: why,
+      },
     ],
   };
 }

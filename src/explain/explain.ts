@@ -54,23 +54,33 @@ export function analysePool(
   } catch {
     windows = { empty: false, continuous: false, periodSeconds: 0, minDurationSeconds: 0, minGapSeconds: null }; // invalid zone: derive reports it
   }
-  const d = derive({ params, pool, windows, nodeCount: live ? live.length : (pool.status?.nodes ?? null), nodeClaims: live ?? [] });
+  const d = derive({
+    params,
+    pool,
+    windows,
+    nodeCount: live ? live.length : (pool.status?.nodes ?? null),
+    nodeClaims: live ?? [],
+  });
   const findings = [...d.findings];
   if (live && d.figures.windowPeriodSeconds !== null && !windows.empty) {
-    findings.push(...shortLeadFindings({
-      claims: live,
-      minRotationChances: params.minRotationChances,
-      periodSeconds: d.figures.windowPeriodSeconds,
-      readyTimeout: params.readyTimeout,
-    }));
+    findings.push(
+      ...shortLeadFindings({
+        claims: live,
+        minRotationChances: params.minRotationChances,
+        periodSeconds: d.figures.windowPeriodSeconds,
+        readyTimeout: params.readyTimeout,
+      }),
+    );
   }
   // Fatal first, then in the order of the design's tables.
   findings.sort((a, b) => (a.severity === b.severity ? 0 : a.severity === 'fatal' ? -1 : 1));
   return { figures: d.figures, findings };
 }
 
-
-export function explain(inputs: Pick<Inputs, 'policies' | 'plans' | 'nodePools' | 'nodeClaims'>, now: number): ExplainResult {
+export function explain(
+  inputs: Pick<Inputs, 'policies' | 'plans' | 'nodePools' | 'nodeClaims'>,
+  now: number,
+): ExplainResult {
   const result: ExplainResult = { report: { nodePools: [] }, excluded: [], planErrors: [], planFindings: [] };
   const policies: RotationPolicy[] = inputs.policies.map(({ source: _source, ...p }) => p as RotationPolicy);
   for (const plan of inputs.plans) {
@@ -80,8 +90,11 @@ export function explain(inputs: Pick<Inputs, 'policies' | 'plans' | 'nodePools' 
     policies.push(...expansion.policies.map((e) => e.policy));
     if (expansion.policies.length === 0 && expansion.errors.length === 0) {
       result.planFindings.push({
-        ...finding('NoGovernedNodePools', 'spec.nodePoolSelector',
-          `MaintenancePlan ${plan.metadata.name} governs none of the ${inputs.nodePools.length} NodePools given${expansion.excluded.length > 0 ? ` (${expansion.excluded.length} excluded by rules)` : ''}; a plan that rotates nothing is a mistake. Check spec.nodePoolSelector and the rules' exclude.`),
+        ...finding(
+          'NoGovernedNodePools',
+          'spec.nodePoolSelector',
+          `MaintenancePlan ${plan.metadata.name} governs none of the ${inputs.nodePools.length} NodePools given${expansion.excluded.length > 0 ? ` (${expansion.excluded.length} excluded by rules)` : ''}; a plan that rotates nothing is a mistake. Check spec.nodePoolSelector and the rules' exclude.`,
+        ),
         plan: plan.metadata.name,
       });
     }
@@ -97,14 +110,22 @@ export function explain(inputs: Pick<Inputs, 'policies' | 'plans' | 'nodePools' 
       continue;
     }
     if (gov.kind === 'conflict') {
-      const f = finding('PolicyConflict', 'spec.nodePoolSelector',
-        `RotationPolicies ${gov.policies.join(', ')} match NodePool ${name} equally specifically, so it is not rotated. Make one selector more specific, name the NodePool in spec.nodePools of one policy, or remove the others.`);
+      const f = finding(
+        'PolicyConflict',
+        'spec.nodePoolSelector',
+        `RotationPolicies ${gov.policies.join(', ')} match NodePool ${name} equally specifically, so it is not rotated. Make one selector more specific, name the NodePool in spec.nodePools of one policy, or remove the others.`,
+      );
       result.report.nodePools.push({ nodePool: name, policy: null, ...NULL_FIGURES, findings: [strip(f)] });
       continue;
     }
     const claims = claimsGiven ? inputs.nodeClaims.filter((c) => nodePoolOf(c) === name) : null;
     const a = analysePool(gov.policy, pool, claims, figuresFor);
-    result.report.nodePools.push({ nodePool: name, policy: gov.policy.metadata.name, ...a.figures, findings: a.findings.map(strip) });
+    result.report.nodePools.push({
+      nodePool: name,
+      policy: gov.policy.metadata.name,
+      ...a.figures,
+      findings: a.findings.map(strip),
+    });
   }
   return result;
 }

@@ -7,7 +7,18 @@ const num = (n: number | null): string => (n === null ? '-' : String(n));
 
 export function renderTable(report: ExplainResult['report'], excluded: ExplainResult['excluded'] = []): string {
   const exclusion = new Map(excluded.map((x) => [x.nodePool, `excluded by ${x.plan}/${x.rule}`]));
-  const header = ['NODEPOOL', 'POLICY', 'PERIOD(P)', 't_rot', 'LEAD', 'AGE-THRESHOLD(A)', 'CHANCES(G)', 't_rot_est', 'CAPACITY(C)', 'FINDINGS'];
+  const header = [
+    'NODEPOOL',
+    'POLICY',
+    'PERIOD(P)',
+    't_rot',
+    'LEAD',
+    'AGE-THRESHOLD(A)',
+    'CHANCES(G)',
+    't_rot_est',
+    'CAPACITY(C)',
+    'FINDINGS',
+  ];
   const rows = report.nodePools.map((p: NodePoolReport) => [
     p.nodePool,
     p.policy ?? '(none)',
@@ -21,12 +32,17 @@ export function renderTable(report: ExplainResult['report'], excluded: ExplainRe
     exclusion.get(p.nodePool) ?? summary(p),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
-  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i] as number)).join('  ').trimEnd();
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] as number))
+      .join('  ')
+      .trimEnd();
   const out = [line(header), ...rows.map(line)];
   for (const p of report.nodePools) {
     if (p.findings.length === 0) continue;
     out.push('', `${p.nodePool}:`);
-    for (const f of p.findings) out.push(`  ${f.severity === 'fatal' ? 'FATAL  ' : 'WARNING'} ${f.reason}: ${f.message}`);
+    for (const f of p.findings)
+      out.push(`  ${f.severity === 'fatal' ? 'FATAL  ' : 'WARNING'} ${f.reason}: ${f.message}`);
   }
   return `${out.join('\n')}\n`;
 }

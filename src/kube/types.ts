@@ -61,7 +61,10 @@ export interface Pod {
     restartPolicy?: string;
     securityContext?: Record<string, unknown>;
   };
-  status?: { phase?: 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown'; conditions?: { type: string; status: string; reason?: string }[] };
+  status?: {
+    phase?: 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+    conditions?: { type: string; status: string; reason?: string }[];
+  };
 }
 
 export const isReady = (obj: { status?: { conditions?: { type: string; status: string }[] } }): boolean =>

@@ -4,7 +4,12 @@ import type { NodePool } from '../karpenter/types.js';
 import { expandPlan, policyName, shortenName } from './expand.js';
 
 const pool = (name: string, labels: Record<string, string> = {}): NodePool =>
-  ({ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name, labels }, spec: { template: { spec: {} } } }) as NodePool;
+  ({
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodePool',
+    metadata: { name, labels },
+    spec: { template: { spec: {} } },
+  }) as NodePool;
 
 const TOKYO = [{ timezone: 'Asia/Tokyo', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' }];
 const BERLIN = [{ timezone: 'Europe/Berlin', days: ['Sun'], start: '01:00', end: '05:00' }];
@@ -16,7 +21,12 @@ const plan = (spec: MaintenancePlan['spec']): MaintenancePlan => ({
   spec,
 });
 
-const pools = [pool('web', { tier: 'web' }), pool('batch', { tier: 'batch' }), pool('gpu', { tier: 'gpu' }), pool('db', { tier: 'db' })];
+const pools = [
+  pool('web', { tier: 'web' }),
+  pool('batch', { tier: 'batch' }),
+  pool('gpu', { tier: 'gpu' }),
+  pool('db', { tier: 'db' }),
+];
 
 describe('MaintenancePlan expansion', () => {
   const p = plan({
@@ -24,7 +34,11 @@ describe('MaintenancePlan expansion', () => {
     defaults: { maintenanceWindows: TOKYO as never, surge: { readyTimeout: '20m', cooldownAfter: '5m' } },
     rules: [
       { name: 'no-gpu', nodePoolSelector: { matchLabels: { tier: 'gpu' } }, exclude: true },
-      { name: 'batch', nodePools: ['batch'], overrides: { maintenanceWindows: BERLIN as never, surge: { cooldownAfter: '0s' } } },
+      {
+        name: 'batch',
+        nodePools: ['batch'],
+        overrides: { maintenanceWindows: BERLIN as never, surge: { cooldownAfter: '0s' } },
+      },
       { name: 'never-reached', nodePools: ['batch'], overrides: { minRotationChances: 5 } },
     ],
   });
@@ -52,8 +66,16 @@ describe('MaintenancePlan expansion', () => {
     expect(web?.spec.nodePools).toEqual(['web']);
     expect(web?.spec.nodePoolSelector).toBeUndefined();
     expect(web?.metadata.labels).toEqual({ 'noderotation.io/plan': 'platform' });
-    expect(web?.spec.surge).toMatchObject({ maxUnavailable: 1, retryBackoff: '30m', forcefulFallback: { enabled: false } });
-    expect(web?.spec.surge?.matchNodeRequirements?.required).toEqual(['topology.kubernetes.io/zone', 'kubernetes.io/arch', 'karpenter.sh/capacity-type']);
+    expect(web?.spec.surge).toMatchObject({
+      maxUnavailable: 1,
+      retryBackoff: '30m',
+      forcefulFallback: { enabled: false },
+    });
+    expect(web?.spec.surge?.matchNodeRequirements?.required).toEqual([
+      'topology.kubernetes.io/zone',
+      'kubernetes.io/arch',
+      'karpenter.sh/capacity-type',
+    ]);
     expect(web?.spec.ageThreshold).toBe('auto');
   });
 
@@ -62,17 +84,37 @@ describe('MaintenancePlan expansion', () => {
   });
 
   it('an override of null returns a field to its default', () => {
-    const q = plan({ defaults: { maintenanceWindows: TOKYO as never, minRotationChances: 4 }, rules: [{ name: 'r', nodePools: ['web'], overrides: { minRotationChances: null as never } }] });
+    const q = plan({
+      defaults: { maintenanceWindows: TOKYO as never, minRotationChances: 4 },
+      rules: [{ name: 'r', nodePools: ['web'], overrides: { minRotationChances: null as never } }],
+    });
     expect(expandPlan(q, [pool('web')]).policies[0]?.policy.spec.minRotationChances).toBe(2);
   });
 
   it('reports an invalid merge against the plan field that caused it, per NodePool', () => {
-    const q = plan({ defaults: {}, rules: [{ name: 'r', nodePools: ['web'], overrides: { maintenanceWindows: TOKYO as never } }] });
+    const q = plan({
+      defaults: {},
+      rules: [{ name: 'r', nodePools: ['web'], overrides: { maintenanceWindows: TOKYO as never } }],
+    });
     const e = expandPlan(q, [pool('web'), pool('batch')]);
     expect(e.policies.map((x) => x.nodePool)).toEqual(['web']);
-    expect(e.errors).toEqual([{ nodePool: 'batch', path: 'spec.defaults.maintenanceWindows', found: 'nothing', allowed: 'this field is required' }]);
-    const bad = plan({ defaults: { maintenanceWindows: TOKYO as never }, rules: [{ name: 'r', nodePools: ['web'], overrides: { surge: { readyTimeout: '0s' } } }] });
-    expect(expandPlan(bad, [pool('web')]).errors[0]).toMatchObject({ nodePool: 'web', path: 'spec.rules[0].overrides.surge.readyTimeout', found: '"0s"' });
+    expect(e.errors).toEqual([
+      {
+        nodePool: 'batch',
+        path: 'spec.defaults.maintenanceWindows',
+        found: 'nothing',
+        allowed: 'this field is required',
+      },
+    ]);
+    const bad = plan({
+      defaults: { maintenanceWindows: TOKYO as never },
+      rules: [{ name: 'r', nodePools: ['web'], overrides: { surge: { readyTimeout: '0s' } } }],
+    });
+    expect(expandPlan(bad, [pool('web')]).errors[0]).toMatchObject({
+      nodePool: 'web',
+      path: 'spec.rules[0].overrides.surge.readyTimeout',
+      found: '"0s"',
+    });
   });
 });
 

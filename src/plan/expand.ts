@@ -2,7 +2,13 @@
 // for each (in name order) the first rule that matches decides: exclude it, or deep-merge its overrides over
 // the defaults. The Crossplane function and the offline `render`/`explain` all call this one function.
 import { createHash } from 'node:crypto';
-import type { MaintenancePlan, PlanRule, PolicySettings, RotationPolicy, RotationPolicySpec } from '../generated/api-types.js';
+import type {
+  MaintenancePlan,
+  PlanRule,
+  PolicySettings,
+  RotationPolicy,
+  RotationPolicySpec,
+} from '../generated/api-types.js';
 import type { NodePool } from '../karpenter/types.js';
 import { resolvePolicySpec } from '../policy/defaults.js';
 import { matches } from '../policy/selector.js';
@@ -64,7 +70,13 @@ function merge(base: Json, over: Json, path: string, overOrigin: string, origins
     if (value === null) {
       delete out[key];
       origins.set(p, `${overOrigin}.${p}`);
-    } else if (typeof value === 'object' && !Array.isArray(value) && typeof out[key] === 'object' && out[key] !== null && !Array.isArray(out[key])) {
+    } else if (
+      typeof value === 'object' &&
+      !Array.isArray(value) &&
+      typeof out[key] === 'object' &&
+      out[key] !== null &&
+      !Array.isArray(out[key])
+    ) {
       out[key] = merge(out[key] as Json, value as Json, p, overOrigin, origins);
     } else {
       out[key] = structuredClone(value);
@@ -86,7 +98,7 @@ function recordOrigins(value: Json, path: string, origin: string, origins: Map<s
 function planPath(field: string, origins: Map<string, string>): string {
   const inner = field.replace(/^spec\.?/, '');
   // Try the longest prefix first: a.b[0].c, a.b[0], a.b, a. Lists replace whole, so origins hold no indices.
-  for (let probe = inner; probe; ) {
+  for (let probe = inner; probe;) {
     const hit = origins.get(probe);
     if (hit) return hit + inner.slice(probe.length);
     const cut = Math.max(probe.lastIndexOf('.'), probe.lastIndexOf('['));
@@ -142,6 +154,8 @@ export function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (typeof value !== 'object' || value === null) return value;
   return Object.fromEntries(
-    Object.keys(value as Json).sort().map((k) => [k, sortKeys((value as Json)[k])]),
+    Object.keys(value as Json)
+      .sort()
+      .map((k) => [k, sortKeys((value as Json)[k])]),
   );
 }

@@ -22,11 +22,18 @@ function applyTo(value: unknown, schema: JsonSchema): unknown {
 
 /** The policy spec with every schema default filled in; the input is not modified. */
 export function withSchemaDefaults(spec: RotationPolicySpec): RotationPolicySpec {
-  return applyTo(spec, dereferenced(`${schemaIds.rotationPolicy}#/definitions/RotationPolicySpec`)) as RotationPolicySpec;
+  return applyTo(
+    spec,
+    dereferenced(`${schemaIds.rotationPolicy}#/definitions/RotationPolicySpec`),
+  ) as RotationPolicySpec;
 }
 
 /** Default keys of surge.matchNodeRequirements.required (design §3.7), used when the list is unset or empty. */
-export const DEFAULT_REQUIRED_KEYS = ['topology.kubernetes.io/zone', 'kubernetes.io/arch', 'karpenter.sh/capacity-type'] as const;
+export const DEFAULT_REQUIRED_KEYS = [
+  'topology.kubernetes.io/zone',
+  'kubernetes.io/arch',
+  'karpenter.sh/capacity-type',
+] as const;
 
 export const ZONE_KEY = 'topology.kubernetes.io/zone';
 

@@ -5,14 +5,25 @@ import { DAYS, inWindow, occurrences, TICK_SECONDS, windowFigures } from './wind
 import { offsetMinutes, wallToInstant } from './zone.js';
 
 const at = (iso: string): number => Date.parse(iso);
-const w = (timezone: string, days: string[], start: string, end: string): MaintenanceWindow => ({ timezone, days: days as never, start, end });
+const w = (timezone: string, days: string[], start: string, end: string): MaintenanceWindow => ({
+  timezone,
+  days: days as never,
+  start,
+  end,
+});
 const DAY = 86400;
 const NOW = at('2027-01-04T00:00:00Z'); // a Monday
 
 describe('window period P (design §3.1)', () => {
   it('is 4d for the union {Wed, Sat} 02:00–06:00 (the worked example)', () => {
     const f = windowFigures([w('Asia/Tokyo', ['Wed', 'Sat'], '02:00', '06:00')], NOW);
-    expect(f).toEqual({ empty: false, continuous: false, periodSeconds: 4 * DAY, minDurationSeconds: 4 * 3600, minGapSeconds: 3 * DAY - 4 * 3600 });
+    expect(f).toEqual({
+      empty: false,
+      continuous: false,
+      periodSeconds: 4 * DAY,
+      minDurationSeconds: 4 * 3600,
+      minGapSeconds: 3 * DAY - 4 * 3600,
+    });
   });
 
   it('collapses to the reconcile tick for a 24/7 union built from several entries', () => {
@@ -36,7 +47,11 @@ describe('window period P (design §3.1)', () => {
   it('merges overlapping and touching entries in different zones into one occurrence', () => {
     // Tokyo 02:00–06:00 is 17:00–21:00 UTC the day before; UTC 20:00–23:00 overlaps it; UTC 23:00– touches.
     const occ = occurrences(
-      [w('Asia/Tokyo', ['Wed'], '02:00', '06:00'), w('UTC', ['Tue'], '20:00', '23:00'), w('UTC', ['Tue'], '23:00', '23:30')],
+      [
+        w('Asia/Tokyo', ['Wed'], '02:00', '06:00'),
+        w('UTC', ['Tue'], '20:00', '23:00'),
+        w('UTC', ['Tue'], '23:00', '23:30'),
+      ],
       NOW,
       NOW + 7 * DAY * 1000,
     );
@@ -81,9 +96,19 @@ describe('wall-clock rules at DST transitions', () => {
 
 // ---- Property: the union and P agree with an independent minute-by-minute sweep ----------------------
 // Fixed-offset zones make a week the exact cycle, so the sweep of one week (plus wrap-around) is the truth.
-const FIXED_ZONES = ['UTC', 'Asia/Tokyo', 'Asia/Kolkata', 'Asia/Kathmandu', 'America/Phoenix', 'Australia/Brisbane', 'Etc/GMT+11'];
+const FIXED_ZONES = [
+  'UTC',
+  'Asia/Tokyo',
+  'Asia/Kolkata',
+  'Asia/Kathmandu',
+  'America/Phoenix',
+  'Australia/Brisbane',
+  'Etc/GMT+11',
+];
 
-const hhmm = fc.integer({ min: 0, max: 24 * 60 - 1 }).map((m) => `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`);
+const hhmm = fc
+  .integer({ min: 0, max: 24 * 60 - 1 })
+  .map((m) => `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`);
 const windowArb = fc.record({
   timezone: fc.constantFrom(...FIXED_ZONES),
   days: fc.uniqueArray(fc.constantFrom(...DAYS), { minLength: 1, maxLength: 7 }),
@@ -108,9 +133,14 @@ function sweepMember(windows: MaintenanceWindow[], offsets: Map<string, number>,
   });
 }
 
-
 /** P, D and gap from the edges a sweep found, over consecutive starts whose later start lies in (from, to]. */
-function edgeFigures(starts: number[], ends: number[], from: number, to: number, skipBefore = -Infinity): { period: number; minDuration: number; minGap: number } {
+function edgeFigures(
+  starts: number[],
+  ends: number[],
+  from: number,
+  to: number,
+  skipBefore = -Infinity,
+): { period: number; minDuration: number; minGap: number } {
   let period = 0;
   let minGap = Infinity;
   let minDuration = Infinity;
@@ -129,34 +159,43 @@ function edgeFigures(starts: number[], ends: number[], from: number, to: number,
 describe('property: union and P equal a brute-force sweep', () => {
   it('holds for random window sets across fixed-offset zones', () => {
     fc.assert(
-      fc.property(fc.array(windowArb, { minLength: 1, maxLength: 4 }), fc.integer({ min: 0, max: 6 * 24 * 60 }), (arb, nowMinute) => {
-        const windows = arb as MaintenanceWindow[];
-        const now = NOW + nowMinute * 60_000;
-        const offsets = new Map(windows.map((x) => [x.timezone, offsetMinutes(x.timezone, now)]));
-        // Sweep three weeks and read the middle one, so occurrences that wrap the week are whole.
-        const from = now - 7 * DAY * 1000;
-        const starts: number[] = [];
-        const ends: number[] = [];
-        let prev = sweepMember(windows, offsets, from - 60_000);
-        let members = 0;
-        const mine = occurrences(windows, now, now + 7 * DAY * 1000);
-        const isMine = (t: number): boolean => mine.some((iv) => iv.start <= t && t < iv.end);
-        for (let t = from; t < now + 14 * DAY * 1000; t += 60_000) {
-          const cur = sweepMember(windows, offsets, t);
-          if (cur && !prev) starts.push(t);
-          if (!cur && prev) ends.push(t);
-          if (t >= now && t < now + 7 * DAY * 1000) {
-            members += cur ? 1 : 0;
-            // membership agrees minute by minute
-            if (cur !== isMine(t)) return false;
+      fc.property(
+        fc.array(windowArb, { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 0, max: 6 * 24 * 60 }),
+        (arb, nowMinute) => {
+          const windows = arb as MaintenanceWindow[];
+          const now = NOW + nowMinute * 60_000;
+          const offsets = new Map(windows.map((x) => [x.timezone, offsetMinutes(x.timezone, now)]));
+          // Sweep three weeks and read the middle one, so occurrences that wrap the week are whole.
+          const from = now - 7 * DAY * 1000;
+          const starts: number[] = [];
+          const ends: number[] = [];
+          let prev = sweepMember(windows, offsets, from - 60_000);
+          let members = 0;
+          const mine = occurrences(windows, now, now + 7 * DAY * 1000);
+          const isMine = (t: number): boolean => mine.some((iv) => iv.start <= t && t < iv.end);
+          for (let t = from; t < now + 14 * DAY * 1000; t += 60_000) {
+            const cur = sweepMember(windows, offsets, t);
+            if (cur && !prev) starts.push(t);
+            if (!cur && prev) ends.push(t);
+            if (t >= now && t < now + 7 * DAY * 1000) {
+              members += cur ? 1 : 0;
+              // membership agrees minute by minute
+              if (cur !== isMine(t)) return false;
+            }
+            prev = cur;
           }
-          prev = cur;
-        }
-        const f = windowFigures(windows, now);
-        if (members === 7 * 24 * 60) return f.continuous && f.periodSeconds === TICK_SECONDS;
-        const e = edgeFigures(starts, ends, -Infinity, now + 8 * DAY * 1000, now - 7 * DAY * 1000 + DAY * 1000);
-        return !f.continuous && f.periodSeconds === e.period && f.minGapSeconds === e.minGap && f.minDurationSeconds === e.minDuration;
-      }),
+          const f = windowFigures(windows, now);
+          if (members === 7 * 24 * 60) return f.continuous && f.periodSeconds === TICK_SECONDS;
+          const e = edgeFigures(starts, ends, -Infinity, now + 8 * DAY * 1000, now - 7 * DAY * 1000 + DAY * 1000);
+          return (
+            !f.continuous &&
+            f.periodSeconds === e.period &&
+            f.minGapSeconds === e.minGap &&
+            f.minDurationSeconds === e.minDuration
+          );
+        },
+      ),
       { numRuns: 40 },
     );
   });
@@ -164,23 +203,44 @@ describe('property: union and P equal a brute-force sweep', () => {
   it('inWindow agrees with the occurrences at their edges', () => {
     const windows = [w('Asia/Kolkata', ['Tue', 'Fri'], '23:30', '01:15')];
     for (const iv of occurrences(windows, NOW, NOW + 7 * DAY * 1000)) {
-      expect([inWindow(windows, iv.start - 60_000), inWindow(windows, iv.start), inWindow(windows, iv.end - 60_000), inWindow(windows, iv.end)])
-        .toEqual([false, true, true, false]);
+      expect([
+        inWindow(windows, iv.start - 60_000),
+        inWindow(windows, iv.start),
+        inWindow(windows, iv.end - 60_000),
+        inWindow(windows, iv.end),
+      ]).toEqual([false, true, true, false]);
     }
   });
 });
 
 describe('DST zones: a year swept minute by minute with Intl agrees with the calendar figures', () => {
   // Independent of zone.ts: the wall clock of every minute of the coming year, read through Intl.
-  function sweepYear(windows: MaintenanceWindow[], now: number): { period: number; minDuration: number; minGap: number } {
-    const fmt = new Map(windows.map((w) => [w.timezone, new Intl.DateTimeFormat('en-US', { timeZone: w.timezone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })]));
-    const member = (t: number): boolean => windows.some((w) => {
-      const parts = Object.fromEntries((fmt.get(w.timezone) as Intl.DateTimeFormat).formatToParts(t).map((p) => [p.type, p.value]));
-      const minute = Number(parts.hour) * 60 + Number(parts.minute);
-      const [sh, sm] = w.start.split(':').map(Number) as [number, number];
-      const [eh, em] = w.end.split(':').map(Number) as [number, number];
-      return w.days.includes(parts.weekday as never) && minute >= sh * 60 + sm && minute < eh * 60 + em;
-    });
+  function sweepYear(
+    windows: MaintenanceWindow[],
+    now: number,
+  ): { period: number; minDuration: number; minGap: number } {
+    const fmt = new Map(
+      windows.map((w) => [
+        w.timezone,
+        new Intl.DateTimeFormat('en-US', {
+          timeZone: w.timezone,
+          weekday: 'short',
+          hour: '2-digit',
+          minute: '2-digit',
+          hourCycle: 'h23',
+        }),
+      ]),
+    );
+    const member = (t: number): boolean =>
+      windows.some((w) => {
+        const parts = Object.fromEntries(
+          (fmt.get(w.timezone) as Intl.DateTimeFormat).formatToParts(t).map((p) => [p.type, p.value]),
+        );
+        const minute = Number(parts.hour) * 60 + Number(parts.minute);
+        const [sh, sm] = w.start.split(':').map(Number) as [number, number];
+        const [eh, em] = w.end.split(':').map(Number) as [number, number];
+        return w.days.includes(parts.weekday as never) && minute >= sh * 60 + sm && minute < eh * 60 + em;
+      });
     const starts: number[] = [];
     const ends: number[] = [];
     let prev = member(now - 8 * DAY * 1000);
@@ -194,9 +254,18 @@ describe('DST zones: a year swept minute by minute with Intl agrees with the cal
   }
 
   it.each([
-    { reason: 'New York {Wed, Sat} 02:00–06:00: the November gap is an hour longer', windows: [w('America/New_York', ['Wed', 'Sat'], '02:00', '06:00')] },
-    { reason: 'Berlin Sunday 01:00–05:00: both transitions fall inside the window', windows: [w('Europe/Berlin', ['Sun'], '01:00', '05:00')] },
-    { reason: 'Sydney (southern hemisphere) and Tokyo together', windows: [w('Australia/Sydney', ['Mon', 'Thu'], '01:00', '04:00'), w('Asia/Tokyo', ['Sat'], '10:00', '12:00')] },
+    {
+      reason: 'New York {Wed, Sat} 02:00–06:00: the November gap is an hour longer',
+      windows: [w('America/New_York', ['Wed', 'Sat'], '02:00', '06:00')],
+    },
+    {
+      reason: 'Berlin Sunday 01:00–05:00: both transitions fall inside the window',
+      windows: [w('Europe/Berlin', ['Sun'], '01:00', '05:00')],
+    },
+    {
+      reason: 'Sydney (southern hemisphere) and Tokyo together',
+      windows: [w('Australia/Sydney', ['Mon', 'Thu'], '01:00', '04:00'), w('Asia/Tokyo', ['Sat'], '10:00', '12:00')],
+    },
   ])('$reason', ({ windows }) => {
     const f = windowFigures(windows, NOW);
     const sweep = sweepYear(windows, NOW);

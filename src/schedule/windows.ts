@@ -39,7 +39,11 @@ function entryOccurrences(w: MaintenanceWindow, from: number, to: number): Inter
   // Walk calendar dates with a margin: zone offsets are within ±14h and an occurrence lasts at most a day.
   const first = new Date(from - 2 * DAY_MS);
   const last = to + DAY_MS;
-  for (let date = Date.UTC(first.getUTCFullYear(), first.getUTCMonth(), first.getUTCDate()); date <= last; date += DAY_MS) {
+  for (
+    let date = Date.UTC(first.getUTCFullYear(), first.getUTCMonth(), first.getUTCDate());
+    date <= last;
+    date += DAY_MS
+  ) {
     const d = new Date(date);
     const [y, mo, da] = [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate()];
     if (!days.has(weekday(y, mo, da))) continue;
@@ -92,10 +96,17 @@ export function windowFigures(windows: readonly MaintenanceWindow[], now: number
   const from = now - 8 * DAY_MS;
   const to = now + HORIZON_DAYS * DAY_MS;
   const occ = occurrences(windows, from, to);
-  if (occ.length === 0) return { empty: true, continuous: false, periodSeconds: 0, minDurationSeconds: 0, minGapSeconds: null };
+  if (occ.length === 0)
+    return { empty: true, continuous: false, periodSeconds: 0, minDurationSeconds: 0, minGapSeconds: null };
   const yearEnd = now + 366 * DAY_MS;
   if (occ.some((iv) => iv.start <= now && iv.end >= yearEnd)) {
-    return { empty: false, continuous: true, periodSeconds: TICK_SECONDS, minDurationSeconds: TICK_SECONDS, minGapSeconds: null };
+    return {
+      empty: false,
+      continuous: true,
+      periodSeconds: TICK_SECONDS,
+      minDurationSeconds: TICK_SECONDS,
+      minGapSeconds: null,
+    };
   }
   let period = 0;
   let minGap = Infinity;

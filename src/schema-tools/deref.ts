@@ -46,9 +46,8 @@ export function dereference(schema: JsonSchema, base: string, schemas: SchemaSet
     for (const [key, value] of Object.entries(obj)) {
       // `definitions` are only a store for refs: once refs are inlined they are dropped.
       if (key === '$ref' || key === 'definitions') continue;
-      out[key] = key === 'enum' || key === 'default' || key === 'x-kubernetes-validations'
-        ? value
-        : walk(value, ownBase, stack);
+      out[key] =
+        key === 'enum' || key === 'default' || key === 'x-kubernetes-validations' ? value : walk(value, ownBase, stack);
     }
     return out;
   };

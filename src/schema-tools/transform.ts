@@ -19,7 +19,8 @@ function mapChildren(node: JsonSchema, fn: (child: JsonSchema) => JsonSchema): J
       Object.entries(node.properties as Record<string, JsonSchema>).map(([k, v]) => [k, fn(v)]),
     );
   }
-  if (node.items && typeof node.items === 'object' && !Array.isArray(node.items)) out.items = fn(node.items as JsonSchema);
+  if (node.items && typeof node.items === 'object' && !Array.isArray(node.items))
+    out.items = fn(node.items as JsonSchema);
   if (node.additionalProperties && typeof node.additionalProperties === 'object') {
     out.additionalProperties = fn(node.additionalProperties as JsonSchema);
   }
@@ -58,8 +59,14 @@ export function toCrdSchema(resource: JsonSchema, options: CrdSchemaOptions = {}
 
   const props = (resource.properties ?? {}) as Record<string, JsonSchema>;
   const properties: Record<string, JsonSchema> = {
-    apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' },
-    kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' },
+    apiVersion: {
+      type: 'string',
+      description: 'APIVersion defines the versioned schema of this representation of an object.',
+    },
+    kind: {
+      type: 'string',
+      description: 'Kind is a string value representing the REST resource this object represents.',
+    },
     metadata: { type: 'object' },
   };
   for (const [name, schema] of Object.entries(props)) {
@@ -93,17 +100,32 @@ export function toCatalogSchema(resource: JsonSchema, description: string): Json
 /** Problems that would make the apiserver reject the schema as non-structural or invalid. */
 export function structuralProblems(schema: JsonSchema, path = 'openAPIV3Schema'): string[] {
   const problems: string[] = [];
-  const forbidden = ['$ref', 'definitions', '$defs', 'patternProperties', 'const', 'if', 'then', 'else', 'uniqueItems', '$schema', '$id'];
+  const forbidden = [
+    '$ref',
+    'definitions',
+    '$defs',
+    'patternProperties',
+    'const',
+    'if',
+    'then',
+    'else',
+    'uniqueItems',
+    '$schema',
+    '$id',
+  ];
   for (const key of forbidden) if (key in schema) problems.push(`${path}: ${key} is not allowed in a CRD schema`);
   if (schema.additionalProperties === false) problems.push(`${path}: additionalProperties: false is not allowed`);
   if (Array.isArray(schema.type)) problems.push(`${path}: type must be a single string`);
-  const preserves = schema['x-kubernetes-preserve-unknown-fields'] === true || schema['x-kubernetes-int-or-string'] === true;
+  const preserves =
+    schema['x-kubernetes-preserve-unknown-fields'] === true || schema['x-kubernetes-int-or-string'] === true;
   if (typeof schema.type !== 'string' && !preserves) problems.push(`${path}: every node needs a type`);
-  if (schema.properties && schema.additionalProperties) problems.push(`${path}: properties and additionalProperties are exclusive`);
+  if (schema.properties && schema.additionalProperties)
+    problems.push(`${path}: properties and additionalProperties are exclusive`);
   for (const [k, v] of Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>)) {
     problems.push(...structuralProblems(v, `${path}.properties.${k}`));
   }
-  if (schema.items && typeof schema.items === 'object') problems.push(...structuralProblems(schema.items as JsonSchema, `${path}.items`));
+  if (schema.items && typeof schema.items === 'object')
+    problems.push(...structuralProblems(schema.items as JsonSchema, `${path}.items`));
   if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
     problems.push(...structuralProblems(schema.additionalProperties as JsonSchema, `${path}.additionalProperties`));
   }

@@ -7,7 +7,16 @@ import { simulate } from './simulate.js';
 
 const WED_SAT = [{ timezone: 'Asia/Tokyo', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' }];
 
-function scenario(o: { count?: number; fallback?: boolean; mode?: 'controller' | 'baseline'; duration?: string; failure?: number; windows?: unknown[]; seed?: number; fleet?: { count: number; age: string }[] }): Scenario {
+function scenario(o: {
+  count?: number;
+  fallback?: boolean;
+  mode?: 'controller' | 'baseline';
+  duration?: string;
+  failure?: number;
+  windows?: unknown[];
+  seed?: number;
+  fleet?: { count: number; age: string }[];
+}): Scenario {
   return {
     apiVersion: 'noderotation.io/v1alpha1',
     kind: 'Scenario',
@@ -17,7 +26,11 @@ function scenario(o: { count?: number; fallback?: boolean; mode?: 'controller' |
       duration: o.duration ?? '1440h',
       mode: o.mode ?? 'controller',
       nodePool: { name: 'general', expireAfter: '336h', terminationGracePeriod: '1h' },
-      policy: { maintenanceWindows: (o.windows ?? WED_SAT) as never, minRotationChances: 2, surge: { forcefulFallback: { enabled: o.fallback ?? false } } },
+      policy: {
+        maintenanceWindows: (o.windows ?? WED_SAT) as never,
+        minRotationChances: 2,
+        surge: { forcefulFallback: { enabled: o.fallback ?? false } },
+      },
       fleet: o.fleet ?? [{ count: o.count ?? 1, age: '0h' }],
       behaviour: { provisioningTime: '5m', drainTime: '10m', surgeFailureRate: o.failure ?? 0, seed: o.seed ?? 1 },
     },
@@ -92,17 +105,34 @@ describe('simulation of the worked example and of batches', () => {
 
 describe('property: the engine keeps its promises under random schedules', () => {
   const hhmm = fc.integer({ min: 0, max: 23 }).map((h) => `${String(h).padStart(2, '0')}:00`);
-  const windows = fc.array(fc.record({ timezone: fc.constantFrom('UTC', 'Asia/Tokyo', 'America/New_York', 'Europe/Berlin'), days: fc.uniqueArray(fc.constantFrom(...DAYS), { minLength: 1, maxLength: 7 }), start: hhmm, end: hhmm }), { minLength: 1, maxLength: 3 });
+  const windows = fc.array(
+    fc.record({
+      timezone: fc.constantFrom('UTC', 'Asia/Tokyo', 'America/New_York', 'Europe/Berlin'),
+      days: fc.uniqueArray(fc.constantFrom(...DAYS), { minLength: 1, maxLength: 7 }),
+      start: hhmm,
+      end: hhmm,
+    }),
+    { minLength: 1, maxLength: 3 },
+  );
 
   it('never starts outside a window, never two at once, and a lone node with A > 0 and no failures never expires', () => {
     fc.assert(
-      fc.property(windows, fc.integer({ min: 1, max: 12 }), fc.boolean(), fc.double({ min: 0, max: 0.5, noNaN: true }), fc.integer({ min: 0, max: 300 }), (w, count, fallback, failure, ageHours) => {
-        const r = simulate(scenario({ windows: w, fallback, failure, duration: '720h', fleet: [{ count, age: `${ageHours}h` }] }));
-        expect(r.startsOutsideWindow).toBe(0);
-        expect(r.maxConcurrentRotations).toBeLessThanOrEqual(1);
-        const lone = simulate(scenario({ windows: w, duration: '720h', fleet: [{ count: 1, age: '0h' }] }));
-        if ((lone.figures.ageThresholdSeconds ?? 0) > 0) expect(lone.forcefulExpirations).toBe(0);
-      }),
+      fc.property(
+        windows,
+        fc.integer({ min: 1, max: 12 }),
+        fc.boolean(),
+        fc.double({ min: 0, max: 0.5, noNaN: true }),
+        fc.integer({ min: 0, max: 300 }),
+        (w, count, fallback, failure, ageHours) => {
+          const r = simulate(
+            scenario({ windows: w, fallback, failure, duration: '720h', fleet: [{ count, age: `${ageHours}h` }] }),
+          );
+          expect(r.startsOutsideWindow).toBe(0);
+          expect(r.maxConcurrentRotations).toBeLessThanOrEqual(1);
+          const lone = simulate(scenario({ windows: w, duration: '720h', fleet: [{ count: 1, age: '0h' }] }));
+          if ((lone.figures.ageThresholdSeconds ?? 0) > 0) expect(lone.forcefulExpirations).toBe(0);
+        },
+      ),
       { numRuns: 25 },
     );
   });

@@ -89,12 +89,26 @@ export function simulate(scenario: Scenario): SimulationResult {
     kind: 'NodePool',
     metadata: { name: poolName, labels: {} },
     spec: {
-      template: { spec: { expireAfter: spec.nodePool.expireAfter, ...(spec.nodePool.terminationGracePeriod ? { terminationGracePeriod: spec.nodePool.terminationGracePeriod } : {}) } },
+      template: {
+        spec: {
+          expireAfter: spec.nodePool.expireAfter,
+          ...(spec.nodePool.terminationGracePeriod
+            ? { terminationGracePeriod: spec.nodePool.terminationGracePeriod }
+            : {}),
+        },
+      },
       ...(spec.nodePool.limits ? { limits: spec.nodePool.limits } : {}),
     },
   };
 
-  let s: Snapshot = { policies: [policy], nodePools: [pool], nodeClaims: [], nodes: [], pods: [], namespace: SIM_NAMESPACE };
+  let s: Snapshot = {
+    policies: [policy],
+    nodePools: [pool],
+    nodeClaims: [],
+    nodes: [],
+    pods: [],
+    namespace: SIM_NAMESPACE,
+  };
   const queue = new EventQueue<SimEvent>();
   const lives = new Map<string, Life>();
   const podGeneration = new Map<string, number>();
@@ -114,23 +128,55 @@ export function simulate(scenario: Scenario): SimulationResult {
     timeline: [],
   };
 
-  const addClaim = (at: number, origin: Life['origin'], expireAfter = spec.nodePool.expireAfter, createdAt = at): string => {
+  const addClaim = (
+    at: number,
+    origin: Life['origin'],
+    expireAfter = spec.nodePool.expireAfter,
+    createdAt = at,
+  ): string => {
     const name = `${poolName}-${String(++counter).padStart(5, '0')}`;
     const claim: NodeClaim = {
       apiVersion: 'karpenter.sh/v1',
       kind: 'NodeClaim',
-      metadata: { name, uid: name, creationTimestamp: rfc3339(createdAt), labels: { 'karpenter.sh/nodepool': poolName } },
-      spec: { expireAfter, ...(spec.nodePool.terminationGracePeriod ? { terminationGracePeriod: spec.nodePool.terminationGracePeriod } : {}) },
-      status: { nodeName: `node-${name}`, providerID: `sim://${name}`, conditions: [{ type: 'Ready', status: 'True' }] },
+      metadata: {
+        name,
+        uid: name,
+        creationTimestamp: rfc3339(createdAt),
+        labels: { 'karpenter.sh/nodepool': poolName },
+      },
+      spec: {
+        expireAfter,
+        ...(spec.nodePool.terminationGracePeriod
+          ? { terminationGracePeriod: spec.nodePool.terminationGracePeriod }
+          : {}),
+      },
+      status: {
+        nodeName: `node-${name}`,
+        providerID: `sim://${name}`,
+        conditions: [{ type: 'Ready', status: 'True' }],
+      },
     };
     const node: Node = {
-      metadata: { name: `node-${name}`, labels: { 'karpenter.sh/nodepool': poolName, 'kubernetes.io/hostname': `node-${name}` }, ownerReferences: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', name }] },
+      metadata: {
+        name: `node-${name}`,
+        labels: { 'karpenter.sh/nodepool': poolName, 'kubernetes.io/hostname': `node-${name}` },
+        ownerReferences: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', name }],
+      },
       spec: { providerID: `sim://${name}` },
       status: { conditions: [{ type: 'Ready', status: 'True' }] },
     };
     s = { ...s, nodeClaims: [...s.nodeClaims, claim], nodes: [...s.nodes, node] };
     const deadline = deadlineOf(claim);
-    lives.set(name, { origin, createdAt, deadline, rotationStartedAt: null, drainStartedAt: null, attempts: 0, endedAt: null, end: 'running' });
+    lives.set(name, {
+      origin,
+      createdAt,
+      deadline,
+      rotationStartedAt: null,
+      drainStartedAt: null,
+      attempts: 0,
+      endedAt: null,
+      end: 'running',
+    });
     if (deadline !== null) queue.push({ at: Math.max(deadline, at), kind: 'expire', claim: name });
     return name;
   };
@@ -147,7 +193,8 @@ export function simulate(scenario: Scenario): SimulationResult {
 
   for (const group of spec.fleet) {
     const age = parseDuration(group.age ?? '0h') * 1000;
-    for (let i = 0; i < group.count; i++) addClaim(start, 'initial', group.expireAfter ?? spec.nodePool.expireAfter, start - age);
+    for (let i = 0; i < group.count; i++)
+      addClaim(start, 'initial', group.expireAfter ?? spec.nodePool.expireAfter, start - age);
   }
   result.nodes = s.nodeClaims.length;
   syncPoolStatus();
@@ -159,7 +206,8 @@ export function simulate(scenario: Scenario): SimulationResult {
         // A generation per placeholder name: a provisioning meant for an earlier, deleted copy is void.
         const gen = (podGeneration.get(a.pod.metadata.name) ?? 0) + 1;
         podGeneration.set(a.pod.metadata.name, gen);
-        if (random() >= surgeFailureRate) queue.push({ at: at + provisioning, kind: 'provisioned', pod: a.pod.metadata.name, generation: gen });
+        if (random() >= surgeFailureRate)
+          queue.push({ at: at + provisioning, kind: 'provisioned', pod: a.pod.metadata.name, generation: gen });
       } else if (a.type === 'deleteNodeClaim') {
         queue.push({ at: at + drain, kind: 'drained', claim: a.name });
         const claim = s.nodeClaims.find((c) => c.metadata.name === a.name);
@@ -178,7 +226,8 @@ export function simulate(scenario: Scenario): SimulationResult {
         }
       } else if (a.type === 'observe') {
         if (a.metric === 'forcefulFallback') result.rotations.forcefulFallback++;
-        if (a.metric === 'completed' && a.labels?.outcome === 'success' && a.labels.mode !== FORCEFUL_FALLBACK) result.rotations.graceful++;
+        if (a.metric === 'completed' && a.labels?.outcome === 'success' && a.labels.mode !== FORCEFUL_FALLBACK)
+          result.rotations.graceful++;
         if (a.metric === 'completed' && a.labels?.outcome === 'failure') result.rotations.failedAttempts++;
       } else if (a.type === 'event' && (a.eventReason === 'RotationStarted' || a.eventReason === 'ForcefulFallback')) {
         if (!inWindow(policy.spec.maintenanceWindows, at)) result.startsOutsideWindow++;
@@ -188,7 +237,12 @@ export function simulate(scenario: Scenario): SimulationResult {
           life.rotationStartedAt ??= at;
           life.attempts++;
         }
-      } else if (a.type === 'annotate' && a.target.kind === 'NodeClaim' && a.set[A.state] === 'pending' && a.remove.includes(A.startedAt)) {
+      } else if (
+        a.type === 'annotate' &&
+        a.target.kind === 'NodeClaim' &&
+        a.set[A.state] === 'pending' &&
+        a.remove.includes(A.startedAt)
+      ) {
         const life = lives.get(a.target.name);
         if (life) life.attempts++; // a retry of a failed claim
       }
@@ -201,7 +255,9 @@ export function simulate(scenario: Scenario): SimulationResult {
     s = next;
     react(d.actions, at);
     syncPoolStatus();
-    const inFlight = s.nodeClaims.filter((c) => ['pending', 'draining'].includes(c.metadata.annotations?.[A.state] ?? '')).length;
+    const inFlight = s.nodeClaims.filter((c) =>
+      ['pending', 'draining'].includes(c.metadata.annotations?.[A.state] ?? ''),
+    ).length;
     result.maxConcurrentRotations = Math.max(result.maxConcurrentRotations, inFlight);
     if (result.figures === NULL_FIGURES && d.pools[0]?.report.figures) result.figures = d.pools[0].report.figures;
     return d.pools[0]?.requeueAt ?? null;
@@ -219,7 +275,11 @@ export function simulate(scenario: Scenario): SimulationResult {
   const touchesRotation = (claimOrPod: string): boolean => {
     const anchor = s.nodePools[0]?.metadata.annotations?.[A.activeRotation];
     if (!anchor) return false;
-    return claimOrPod === anchor || claimOrPod.endsWith(`-${anchor}`) || s.nodeClaims.find((c) => c.metadata.name === anchor)?.metadata.annotations?.[A.surgeClaim] === claimOrPod;
+    return (
+      claimOrPod === anchor ||
+      claimOrPod.endsWith(`-${anchor}`) ||
+      s.nodeClaims.find((c) => c.metadata.name === anchor)?.metadata.annotations?.[A.surgeClaim] === claimOrPod
+    );
   };
 
   while (queue.size > 0 && (queue.peek() as SimEvent).at <= end) {
@@ -230,7 +290,8 @@ export function simulate(scenario: Scenario): SimulationResult {
     let relevant = ev.kind === 'decide' || ev.kind === 'provisioned';
     switch (ev.kind) {
       case 'decide':
-        if (at !== nextDecide) relevant = false; // superseded: an earlier decision already asked for another time
+        if (at !== nextDecide)
+          relevant = false; // superseded: an earlier decision already asked for another time
         else nextDecide = Infinity;
         break;
       case 'provisioned': {
@@ -241,14 +302,24 @@ export function simulate(scenario: Scenario): SimulationResult {
           break;
         }
         const surge = addClaim(at, 'surge');
-        s = { ...s, pods: s.pods.map((p) => (p === pod ? { ...p, spec: { ...p.spec, nodeName: `node-${surge}` }, status: { phase: 'Running' } } : p)) };
+        s = {
+          ...s,
+          pods: s.pods.map((p) =>
+            p === pod ? { ...p, spec: { ...p.spec, nodeName: `node-${surge}` }, status: { phase: 'Running' } } : p,
+          ),
+        };
         break;
       }
       case 'drained': {
         const claim = s.nodeClaims.find((c) => c.metadata.name === ev.claim);
         if (!claim) break;
         relevant = touchesRotation(ev.claim);
-        s = { ...s, nodeClaims: s.nodeClaims.filter((c) => c !== claim), nodes: s.nodes.filter((n) => n.metadata.name !== `node-${ev.claim}`), pods: s.pods.filter((p) => p.spec.nodeName !== `node-${ev.claim}`) };
+        s = {
+          ...s,
+          nodeClaims: s.nodeClaims.filter((c) => c !== claim),
+          nodes: s.nodes.filter((n) => n.metadata.name !== `node-${ev.claim}`),
+          pods: s.pods.filter((p) => p.spec.nodeName !== `node-${ev.claim}`),
+        };
         const life = lives.get(ev.claim);
         if (life) life.endedAt = at;
         break;
@@ -277,7 +348,10 @@ export function simulate(scenario: Scenario): SimulationResult {
     }
   }
 
-  result.windows = occurrences(policy.spec.maintenanceWindows, start, end).map((iv: Interval) => ({ start: rfc3339(iv.start), end: rfc3339(iv.end) }));
+  result.windows = occurrences(policy.spec.maintenanceWindows, start, end).map((iv: Interval) => ({
+    start: rfc3339(iv.start),
+    end: rfc3339(iv.end),
+  }));
   result.timeline = [...lives.entries()]
     .sort(([a], [b2]) => a.localeCompare(b2))
     .map(([node, l]) => ({
@@ -293,4 +367,3 @@ export function simulate(scenario: Scenario): SimulationResult {
     }));
   return result;
 }
-

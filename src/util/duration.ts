@@ -60,7 +60,12 @@ export function formatHuman(seconds: number): string {
   const sign = seconds < 0 ? '-' : '';
   let rest = Math.round(Math.abs(seconds));
   const parts: string[] = [];
-  for (const [unit, size] of [['d', 86400], ['h', 3600], ['m', 60], ['s', 1]] as const) {
+  for (const [unit, size] of [
+    ['d', 86400],
+    ['h', 3600],
+    ['m', 60],
+    ['s', 1],
+  ] as const) {
     const n = Math.floor(rest / size);
     rest -= n * size;
     if (n > 0) parts.push(`${n}${unit}`);

@@ -19,7 +19,8 @@ const SUFFIX: Record<string, number> = {
   Ei: 2 ** 60,
 };
 
-const QUANTITY = /^([+-]?[0-9]+(?:\.[0-9]*)?|[+-]?\.[0-9]+)(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E))?$/;
+const QUANTITY =
+  /^([+-]?[0-9]+(?:\.[0-9]*)?|[+-]?\.[0-9]+)(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E))?$/;
 
 /** Parses a quantity (string or number) into a plain number of base units; throws on malformed input. */
 export function parseQuantity(value: string | number): number {

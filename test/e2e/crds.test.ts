@@ -18,14 +18,25 @@ function kubectl(args: string[], input?: string): { code: number; out: string; e
 }
 
 const WIN = { timezone: 'Asia/Tokyo', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' };
-const policy = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'noderotation.io/v1alpha1', kind: 'RotationPolicy', metadata: { name }, spec });
+const policy = (name: string, spec: Record<string, unknown>) => ({
+  apiVersion: 'noderotation.io/v1alpha1',
+  kind: 'RotationPolicy',
+  metadata: { name },
+  spec,
+});
 
 describe('CRDs on a real apiserver', () => {
   beforeAll(async () => {
     const r = kubectl(['apply', '--server-side', '-f', join(ROOT, 'deploy/crds')]);
     expect(r.code, r.err).toBe(0);
     for (const crd of ['rotationpolicies.noderotation.io', 'maintenanceplans.noderotation.io']) {
-      await waitFor(`${crd} Established`, async () => kubectl(['get', 'crd', crd, '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}']).out === 'True', { timeoutMs: 60_000 });
+      await waitFor(
+        `${crd} Established`,
+        async () =>
+          kubectl(['get', 'crd', crd, '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}']).out ===
+          'True',
+        { timeoutMs: 60_000 },
+      );
     }
   });
 
@@ -35,25 +46,82 @@ describe('CRDs on a real apiserver', () => {
   });
 
   it('accepts a reference-style RotationPolicy and fills in the schema defaults', () => {
-    const doc = policy('e2e-reference', { nodePoolSelector: { matchLabels: { workload: 'api' } }, maintenanceWindows: [WIN] });
+    const doc = policy('e2e-reference', {
+      nodePoolSelector: { matchLabels: { workload: 'api' } },
+      maintenanceWindows: [WIN],
+    });
     expect(validateAgainst('rotationPolicy', doc)).toEqual([]);
     const r = kubectl(['apply', '-f', '-', '-o', 'json'], stringify(doc));
     expect(r.code, r.err).toBe(0);
     const spec = JSON.parse(r.out).spec;
-    expect(spec).toMatchObject({ ageThreshold: 'auto', minRotationChances: 2, surge: { maxUnavailable: 1, readyTimeout: '15m', cooldownAfter: '10m', retryBackoff: '30m', forcefulFallback: { enabled: false } } });
+    expect(spec).toMatchObject({
+      ageThreshold: 'auto',
+      minRotationChances: 2,
+      surge: {
+        maxUnavailable: 1,
+        readyTimeout: '15m',
+        cooldownAfter: '10m',
+        retryBackoff: '30m',
+        forcefulFallback: { enabled: false },
+      },
+    });
   });
 
   it.each([
-    { reason: 'both targets (CEL exactly-one-of)', spec: { nodePools: ['a'], nodePoolSelector: {}, maintenanceWindows: [WIN] }, message: 'set exactly one of nodePoolSelector or nodePools' },
-    { reason: 'no target (CEL exactly-one-of)', spec: { maintenanceWindows: [WIN] }, message: 'set exactly one of nodePoolSelector or nodePools' },
-    { reason: 'a time that is not HH:MM (pattern)', spec: { nodePools: ['a'], maintenanceWindows: [{ ...WIN, start: '25:00' }] }, message: 'spec.maintenanceWindows[0].start' },
-    { reason: 'an unknown day (enum)', spec: { nodePools: ['a'], maintenanceWindows: [{ ...WIN, days: ['Funday'] }] }, message: 'spec.maintenanceWindows[0].days[0]' },
-    { reason: 'K below 1 (minimum)', spec: { nodePools: ['a'], maintenanceWindows: [WIN], minRotationChances: 0 }, message: 'spec.minRotationChances' },
-    { reason: 'a zero readyTimeout (not pattern)', spec: { nodePools: ['a'], maintenanceWindows: [WIN], surge: { readyTimeout: '0s' } }, message: 'spec.surge.readyTimeout' },
-    { reason: 'In without values (CEL)', spec: { nodePoolSelector: { matchExpressions: [{ key: 'a', operator: 'In' }] }, maintenanceWindows: [WIN] }, message: 'In and NotIn need at least one value' },
-    { reason: 'a freeze ending before it starts (CEL)', spec: { nodePools: ['a'], maintenanceWindows: [WIN], freezes: [{ start: '2027-01-02T00:00:00Z', end: '2027-01-01T00:00:00Z' }] }, message: 'end must be after start' },
-    { reason: 'prePull enabled (CEL)', spec: { nodePools: ['a'], maintenanceWindows: [WIN], prePull: { enabled: true } }, message: 'prePull is reserved' },
-    { reason: 'duplicate days (list-type set)', spec: { nodePools: ['a'], maintenanceWindows: [{ ...WIN, days: ['Wed', 'Wed'] }] }, message: 'Duplicate value' },
+    {
+      reason: 'both targets (CEL exactly-one-of)',
+      spec: { nodePools: ['a'], nodePoolSelector: {}, maintenanceWindows: [WIN] },
+      message: 'set exactly one of nodePoolSelector or nodePools',
+    },
+    {
+      reason: 'no target (CEL exactly-one-of)',
+      spec: { maintenanceWindows: [WIN] },
+      message: 'set exactly one of nodePoolSelector or nodePools',
+    },
+    {
+      reason: 'a time that is not HH:MM (pattern)',
+      spec: { nodePools: ['a'], maintenanceWindows: [{ ...WIN, start: '25:00' }] },
+      message: 'spec.maintenanceWindows[0].start',
+    },
+    {
+      reason: 'an unknown day (enum)',
+      spec: { nodePools: ['a'], maintenanceWindows: [{ ...WIN, days: ['Funday'] }] },
+      message: 'spec.maintenanceWindows[0].days[0]',
+    },
+    {
+      reason: 'K below 1 (minimum)',
+      spec: { nodePools: ['a'], maintenanceWindows: [WIN], minRotationChances: 0 },
+      message: 'spec.minRotationChances',
+    },
+    {
+      reason: 'a zero readyTimeout (not pattern)',
+      spec: { nodePools: ['a'], maintenanceWindows: [WIN], surge: { readyTimeout: '0s' } },
+      message: 'spec.surge.readyTimeout',
+    },
+    {
+      reason: 'In without values (CEL)',
+      spec: { nodePoolSelector: { matchExpressions: [{ key: 'a', operator: 'In' }] }, maintenanceWindows: [WIN] },
+      message: 'In and NotIn need at least one value',
+    },
+    {
+      reason: 'a freeze ending before it starts (CEL)',
+      spec: {
+        nodePools: ['a'],
+        maintenanceWindows: [WIN],
+        freezes: [{ start: '2027-01-02T00:00:00Z', end: '2027-01-01T00:00:00Z' }],
+      },
+      message: 'end must be after start',
+    },
+    {
+      reason: 'prePull enabled (CEL)',
+      spec: { nodePools: ['a'], maintenanceWindows: [WIN], prePull: { enabled: true } },
+      message: 'prePull is reserved',
+    },
+    {
+      reason: 'duplicate days (list-type set)',
+      spec: { nodePools: ['a'], maintenanceWindows: [{ ...WIN, days: ['Wed', 'Wed'] }] },
+      message: 'Duplicate value',
+    },
   ])('rejects at admission, as validate does offline: $reason', ({ spec, message }) => {
     const doc = policy('e2e-invalid', spec);
     expect(validateAgainst('rotationPolicy', doc).length).toBeGreaterThan(0);
@@ -67,7 +135,10 @@ describe('CRDs on a real apiserver', () => {
       apiVersion: 'noderotation.io/v1alpha1',
       kind: 'MaintenancePlan',
       metadata: { name: 'e2e-plan' },
-      spec: { defaults: { maintenanceWindows: [WIN], surge: { readyTimeout: '20m' } }, rules: [{ name: 'r', nodePools: ['x'], overrides: { surge: { cooldownAfter: '5m' } } }] },
+      spec: {
+        defaults: { maintenanceWindows: [WIN], surge: { readyTimeout: '20m' } },
+        rules: [{ name: 'r', nodePools: ['x'], overrides: { surge: { cooldownAfter: '5m' } } }],
+      },
     };
     expect(validateAgainst('maintenancePlan', plan)).toEqual([]);
     const r = kubectl(['apply', '-f', '-', '-o', 'json'], stringify(plan));
@@ -82,7 +153,9 @@ describe('CRDs on a real apiserver', () => {
   });
 
   it('prints the printer columns', () => {
-    const out = execFileSync(env.kubectl, ['--kubeconfig', env.kubeconfig, 'get', 'rotationpolicies'], { encoding: 'utf8' });
+    const out = execFileSync(env.kubectl, ['--kubeconfig', env.kubeconfig, 'get', 'rotationpolicies'], {
+      encoding: 'utf8',
+    });
     expect(out.split('\n')[0]).toMatch(/^NAME\s+AGE-THRESHOLD\s+MATCHED\s+ROTATING\s+READY\s+AGE/);
   });
 });

@@ -16,7 +16,10 @@ const binary = crossplaneBinary();
 // cannot build the CLI (docs/cluster.md). Where the binary is cached these tests run; elsewhere they are
 // reported as skipped with the reason, rather than failing every CI run on a new machine.
 const available = existsSync(binary);
-if (!available) console.warn(`SKIPPED crossplane render tests: ${binary} is missing and cannot be built from the Go module proxy (docs/function.md).`);
+if (!available)
+  console.warn(
+    `SKIPPED crossplane render tests: ${binary} is missing and cannot be built from the Go module proxy (docs/function.md).`,
+  );
 let server: FunctionServer;
 const calls: string[] = [];
 
@@ -49,13 +52,23 @@ describe.skipIf(!available)(`crossplane render (${binary})`, () => {
   it('went through the requirements loop: a requirements-only call, then the full answer', async () => {
     calls.length = 0;
     await render();
-    expect(calls.filter((c) => c.startsWith('RunFunction'))).toEqual(['RunFunction requirements', 'RunFunction warning']);
+    expect(calls.filter((c) => c.startsWith('RunFunction'))).toEqual([
+      'RunFunction requirements',
+      'RunFunction warning',
+    ]);
   });
 
   it('`crossplane xpkg build` accepts functions/package (its linter allows only the Function meta and CRDs)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'xpkg-'));
     try {
-      await crossplane(['xpkg', 'build', '--package-root', join(EXAMPLES, '..', '..', 'functions', 'package'), '-o', join(dir, 'function-noderotation.xpkg')]);
+      await crossplane([
+        'xpkg',
+        'build',
+        '--package-root',
+        join(EXAMPLES, '..', '..', 'functions', 'package'),
+        '-o',
+        join(dir, 'function-noderotation.xpkg'),
+      ]);
       expect(statSync(join(dir, 'function-noderotation.xpkg')).size).toBeGreaterThan(0);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -67,6 +80,8 @@ describe.skipIf(!available)(`crossplane render (${binary})`, () => {
       (out) => `unexpected success:\n${out}`,
       (err: { stderr?: string }) => String(err.stderr),
     );
-    expect(failure).toContain('pipeline step "rotation-policies" returned a fatal result: NodePool general (RotationPolicy platform-general): spec.defaults.ageThreshold: expireAfter 3d is not longer than the lead time');
+    expect(failure).toContain(
+      'pipeline step "rotation-policies" returned a fatal result: NodePool general (RotationPolicy platform-general): spec.defaults.ageThreshold: expireAfter 3d is not longer than the lead time',
+    );
   });
 });

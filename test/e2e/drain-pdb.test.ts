@@ -23,7 +23,10 @@ describe('drain through the Eviction API', () => {
         { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
       ],
     });
-    await kube.apps.createNamespacedDeployment({ namespace: ns, body: deployment({ name: 'app', pool, replicas: 1, cpu: '500m' }) });
+    await kube.apps.createNamespacedDeployment({
+      namespace: ns,
+      body: deployment({ name: 'app', pool, replicas: 1, cpu: '500m' }),
+    });
     // minAvailable = replicas: no voluntary disruption allowed.
     await kube.policy.createNamespacedPodDisruptionBudget({
       namespace: ns,
@@ -32,7 +35,9 @@ describe('drain through the Eviction API', () => {
 
     const { claim, pod } = await waitFor('the pod running on a Ready NodeClaim', async () => {
       const claim = (await kube.nodeClaims(pool)).find((c) => conditionTrue(c, 'Ready'));
-      const pod = (await kube.pods(ns, 'app=app')).find((p) => podRunningReady(p) && p.spec?.nodeName === claim?.status?.nodeName);
+      const pod = (await kube.pods(ns, 'app=app')).find(
+        (p) => podRunningReady(p) && p.spec?.nodeName === claim?.status?.nodeName,
+      );
       return claim && pod ? { claim, pod } : undefined;
     });
     const claimName = String(claim.metadata.name);
@@ -51,7 +56,10 @@ describe('drain through the Eviction API', () => {
 
     // Karpenter drains through the Eviction API and the API server answers 429 (the PDB): Karpenter counts
     // the response codes (karpenter_pods_eviction_requests_total) and reports the node as FailedDraining.
-    await waitFor('Karpenter evictions refused with 429, twice', async () => (await evictionsRefused()) >= refusedBefore + 2);
+    await waitFor(
+      'Karpenter evictions refused with 429, twice',
+      async () => (await evictionsRefused()) >= refusedBefore + 2,
+    );
     await waitFor('a FailedDraining event on the node', async () => {
       const evs = await kube.events({ kind: 'Node', name: nodeName, reason: 'FailedDraining' });
       return evs.length > 0;
@@ -92,7 +100,12 @@ describe('drain through the Eviction API', () => {
         timeoutMs: TERMINATION_GRACE_PERIOD_S * 1000,
         describe: async () =>
           JSON.stringify({
-            pods: (await kube.pods(ns)).map((p) => [p.metadata?.name, p.spec?.nodeName, p.status?.phase, p.metadata?.deletionTimestamp]),
+            pods: (await kube.pods(ns)).map((p) => [
+              p.metadata?.name,
+              p.spec?.nodeName,
+              p.status?.phase,
+              p.metadata?.deletionTimestamp,
+            ]),
             claims: (await kube.nodeClaims(pool)).map((c) => [c.metadata.name, c.metadata.deletionTimestamp]),
             pdb: (await kube.policy.readNamespacedPodDisruptionBudget({ namespace: ns, name: 'app' })).status,
           }),

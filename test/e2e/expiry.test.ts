@@ -19,13 +19,18 @@ describe('expiry', () => {
         { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
       ],
     });
-    await kube.apps.createNamespacedDeployment({ namespace: ns, body: deployment({ name: 'app', pool, replicas: 1, cpu: '500m' }) });
+    await kube.apps.createNamespacedDeployment({
+      namespace: ns,
+      body: deployment({ name: 'app', pool, replicas: 1, cpu: '500m' }),
+    });
 
     const first = await waitFor('the first NodeClaim Ready with the pod running on its node', async () => {
       const claims = await kube.nodeClaims(pool);
       const pods = await kube.pods(ns, 'app=app');
       const claim = claims.find((c) => conditionTrue(c, 'Ready'));
-      return claim && pods.some((p) => podRunningReady(p) && p.spec?.nodeName === claim.status?.nodeName) ? claim : undefined;
+      return claim && pods.some((p) => podRunningReady(p) && p.spec?.nodeName === claim.status?.nodeName)
+        ? claim
+        : undefined;
     });
     const firstName = String(first.metadata.name);
     expect(first.spec.expireAfter).toBe(`${EXPIRE_AFTER_S}s`);
@@ -48,8 +53,13 @@ describe('expiry', () => {
       expect(deletedAt - created.getTime()).toBeGreaterThanOrEqual(EXPIRE_AFTER_S * 1000);
     }
     // ... and counted it as an expiry (metric incremented by the expiration controller).
-    await waitFor('karpenter_nodeclaims_disrupted_total{reason="expired"} for the pool', async () =>
-      metricSum(await kube.karpenterMetrics(), 'karpenter_nodeclaims_disrupted_total', { nodepool: pool, reason: 'expired' }) >= 1,
+    await waitFor(
+      'karpenter_nodeclaims_disrupted_total{reason="expired"} for the pool',
+      async () =>
+        metricSum(await kube.karpenterMetrics(), 'karpenter_nodeclaims_disrupted_total', {
+          nodepool: pool,
+          reason: 'expired',
+        }) >= 1,
     );
 
     // The drained pod comes back on a replacement NodeClaim, and the expired one is gone.
@@ -60,13 +70,19 @@ describe('expiry', () => {
         const claims = await kube.nodeClaims(pool);
         const pods = await kube.pods(ns, 'app=app');
         const claim = claims.find((c) => c.metadata.name !== firstName && conditionTrue(c, 'Ready'));
-        return claim && pods.some((p) => podRunningReady(p) && p.spec?.nodeName === claim.status?.nodeName) ? claim : undefined;
+        return claim && pods.some((p) => podRunningReady(p) && p.spec?.nodeName === claim.status?.nodeName)
+          ? claim
+          : undefined;
       },
       {
         timeoutMs: 90_000,
         describe: async () =>
           JSON.stringify({
-            claims: (await kube.nodeClaims(pool)).map((c) => [c.metadata.name, c.metadata.deletionTimestamp, c.status?.conditions]),
+            claims: (await kube.nodeClaims(pool)).map((c) => [
+              c.metadata.name,
+              c.metadata.deletionTimestamp,
+              c.status?.conditions,
+            ]),
             pods: (await kube.pods(ns)).map((p) => [p.metadata?.name, p.spec?.nodeName, p.status?.phase]),
           }),
       },

@@ -70,7 +70,14 @@ describe('preemption', () => {
       },
       {
         describe: async () =>
-          JSON.stringify((await kube.pods(ns)).map((p) => [p.metadata?.name, p.spec?.nodeName, p.status?.phase, p.status?.conditions])),
+          JSON.stringify(
+            (await kube.pods(ns)).map((p) => [
+              p.metadata?.name,
+              p.spec?.nodeName,
+              p.status?.phase,
+              p.status?.conditions,
+            ]),
+          ),
       },
     );
     expect(workload.spec?.nodeName).toBe(nodeName);

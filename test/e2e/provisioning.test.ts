@@ -45,18 +45,24 @@ describe('provisioning', () => {
         const ps = await kube.pods(ns, 'app=web');
         return ps.length === 3 && ps.every(podRunningReady) ? ps : undefined;
       },
-      { describe: async () => JSON.stringify((await kube.pods(ns, 'app=web')).map((p) => [p.spec?.nodeName, p.status?.phase])) },
+      {
+        describe: async () =>
+          JSON.stringify((await kube.pods(ns, 'app=web')).map((p) => [p.spec?.nodeName, p.status?.phase])),
+      },
     );
 
     // Every claim went through Karpenter's lifecycle and is backed by a KWOK-managed, Ready Node.
     const nodes = await kube.nodes(pool);
     for (const claim of claims) {
-      for (const cond of ['Launched', 'Registered', 'Initialized', 'Ready']) expect(conditionTrue(claim, cond)).toBe(true);
+      for (const cond of ['Launched', 'Registered', 'Initialized', 'Ready'])
+        expect(conditionTrue(claim, cond)).toBe(true);
       const node = nodes.find((n) => n.spec?.providerID === claim.status?.providerID);
       expect(node, `Node for NodeClaim ${String(claim.metadata.name)}`).toBeDefined();
       expect(node?.metadata?.name).toBe(claim.status?.nodeName);
       expect(node?.metadata?.annotations?.['kwok.x-k8s.io/node']).toBe('fake');
-      expect(node?.metadata?.ownerReferences?.some((o) => o.kind === 'NodeClaim' && o.name === claim.metadata.name)).toBe(true);
+      expect(
+        node?.metadata?.ownerReferences?.some((o) => o.kind === 'NodeClaim' && o.name === claim.metadata.name),
+      ).toBe(true);
       expect(nodeReady(node)).toBe(true);
     }
     // Each pod runs on one of the pool's nodes, and KWOK gave it an IP.

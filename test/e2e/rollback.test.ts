@@ -19,45 +19,85 @@ describe('a surge that cannot land', () => {
   it('rolls back after readyTimeout and leaves the old node as it was', async () => {
     const ns = await res.namespace('e2e-rb');
     const priorityClass = await res.priorityClass('e2e-ph', -10, 'Never');
-    const pool = await res.nodePool('e2e-rb', {
-      expireAfter: '720h',
-      terminationGracePeriod: '2m',
-      requirements: [
-        { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['c-1x-amd64-linux'] },
-        { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-      ],
-    }, { limits: { cpu: '1' } });
-    await kube.apps.createNamespacedDeployment({ namespace: ns, body: deployment({ name: 'app', pool, replicas: 1, cpu: '500m' }) });
-    const [claim] = await waitFor('one Ready NodeClaim running the app, counted in the pool status', async () => {
-      const claims = (await kube.nodeClaims(pool)).filter((c) => c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True'));
-      const counted = (await kube.getNodePool(pool))?.status as { resources?: { cpu?: string } } | undefined;
-      return claims.length === 1 && counted?.resources?.cpu === '500m' && (await kube.pods(ns, 'app=app')).some(podRunningReady) ? claims : undefined;
-    }, { timeoutMs: 180_000 });
+    const pool = await res.nodePool(
+      'e2e-rb',
+      {
+        expireAfter: '720h',
+        terminationGracePeriod: '2m',
+        requirements: [
+          { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['c-1x-amd64-linux'] },
+          { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+        ],
+      },
+      { limits: { cpu: '1' } },
+    );
+    await kube.apps.createNamespacedDeployment({
+      namespace: ns,
+      body: deployment({ name: 'app', pool, replicas: 1, cpu: '500m' }),
+    });
+    const [claim] = await waitFor(
+      'one Ready NodeClaim running the app, counted in the pool status',
+      async () => {
+        const claims = (await kube.nodeClaims(pool)).filter((c) =>
+          c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True'),
+        );
+        const counted = (await kube.getNodePool(pool))?.status as { resources?: { cpu?: string } } | undefined;
+        return claims.length === 1 &&
+          counted?.resources?.cpu === '500m' &&
+          (await kube.pods(ns, 'app=app')).some(podRunningReady)
+          ? claims
+          : undefined;
+      },
+      { timeoutMs: 180_000 },
+    );
     const name = claim!.metadata.name as string;
     const nodeName = claim!.status?.nodeName as string;
 
     // A short readyTimeout keeps the test short; failurePause keeps it to one attempt.
-    const policy = anytimePolicy(pool, { readyTimeout: '20s', failurePause: '30m', retryBackoff: '30m', placeholder: { priorityClassName: priorityClass } });
+    const policy = anytimePolicy(pool, {
+      readyTimeout: '20s',
+      failurePause: '30m',
+      retryBackoff: '30m',
+      placeholder: { priorityClassName: priorityClass },
+    });
 
     const events: string[] = [];
-    await waitFor('the attempt to start: the candidate cordoned and protected, the placeholder pending', async () => {
-      for (const a of reconcileOnce(pool, ns, policy).decision.actions) if (a.type === 'event') events.push(a.eventReason);
-      const node = await kube.getNode(nodeName);
-      const ph = (await kube.pods(ns)).find((p) => p.metadata?.name?.startsWith('noderotation-surge-'));
-      return node?.spec?.unschedulable === true && node.metadata?.annotations?.[A.doNotDisruptOwned] === 'true' && ph?.status?.phase === 'Pending';
-    }, { timeoutMs: 60_000, intervalMs: 1000 });
+    await waitFor(
+      'the attempt to start: the candidate cordoned and protected, the placeholder pending',
+      async () => {
+        for (const a of reconcileOnce(pool, ns, policy).decision.actions)
+          if (a.type === 'event') events.push(a.eventReason);
+        const node = await kube.getNode(nodeName);
+        const ph = (await kube.pods(ns)).find((p) => p.metadata?.name?.startsWith('noderotation-surge-'));
+        return (
+          node?.spec?.unschedulable === true &&
+          node.metadata?.annotations?.[A.doNotDisruptOwned] === 'true' &&
+          ph?.status?.phase === 'Pending'
+        );
+      },
+      { timeoutMs: 60_000, intervalMs: 1000 },
+    );
 
-    await waitFor('readyTimeout to roll the attempt back', () => {
-      for (const a of reconcileOnce(pool, ns, policy).decision.actions) if (a.type === 'event') events.push(a.eventReason);
-      return events.includes('RotationFailed');
-    }, { timeoutMs: 90_000, intervalMs: 1000, describe: () => events.join(', ') });
+    await waitFor(
+      'readyTimeout to roll the attempt back',
+      () => {
+        for (const a of reconcileOnce(pool, ns, policy).decision.actions)
+          if (a.type === 'event') events.push(a.eventReason);
+        return events.includes('RotationFailed');
+      },
+      { timeoutMs: 90_000, intervalMs: 1000, describe: () => events.join(', ') },
+    );
 
     expect(events).toEqual(['RotationStarted', 'RotationFailed']);
     // Karpenter never launched a surge node: the limit held.
     expect((await kube.nodeClaims(pool)).map((c) => c.metadata.name)).toEqual([name]);
     const node = await kube.getNode(nodeName);
     expect(node?.spec?.unschedulable ?? false).toBe(false);
-    expect(Object.keys(node?.metadata?.annotations ?? {}).filter((k) => k.startsWith('noderotation.io/') || k === A.doNotDisrupt)).toEqual([]);
+    expect(
+      Object.keys(node?.metadata?.annotations ?? {}).filter(
+        (k) => k.startsWith('noderotation.io/') || k === A.doNotDisrupt,
+      ),
+    ).toEqual([]);
     expect((await kube.pods(ns)).filter((p) => p.metadata?.name?.startsWith('noderotation-surge-'))).toEqual([]);
     const claimAnn = (await kube.getNodeClaim(name))?.metadata.annotations ?? {};
     expect(claimAnn).toMatchObject({ [A.state]: 'failed', [A.retryCount]: '1' });

@@ -36,35 +36,55 @@ describe('a surge rotation driven by the engine', () => {
           selector: { matchLabels: { app: 'app' } },
           template: {
             metadata: { labels: { app: 'app' } },
-            spec: { nodeSelector: onPool(pool), tolerations: [{ key: 'e2e', operator: 'Equal', value: 'rot', effect: 'NoSchedule' }], terminationGracePeriodSeconds: 1, containers: [fakeContainer('1', '512Mi')] },
+            spec: {
+              nodeSelector: onPool(pool),
+              tolerations: [{ key: 'e2e', operator: 'Equal', value: 'rot', effect: 'NoSchedule' }],
+              terminationGracePeriodSeconds: 1,
+              containers: [fakeContainer('1', '512Mi')],
+            },
           },
         },
       },
     });
-    const [oldClaim] = await waitFor('the first NodeClaim Ready with the app running on it', async () => {
-      const claims = (await kube.nodeClaims(pool)).filter((c) => c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True'));
-      const pods = await kube.pods(ns, 'app=app');
-      return claims.length === 1 && pods.some(podRunningReady) ? claims : undefined;
-    }, { timeoutMs: 180_000 });
+    const [oldClaim] = await waitFor(
+      'the first NodeClaim Ready with the app running on it',
+      async () => {
+        const claims = (await kube.nodeClaims(pool)).filter((c) =>
+          c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True'),
+        );
+        const pods = await kube.pods(ns, 'app=app');
+        return claims.length === 1 && pods.some(podRunningReady) ? claims : undefined;
+      },
+      { timeoutMs: 180_000 },
+    );
     const oldName = oldClaim!.metadata.name as string;
 
     // Gate A (cooldownAfter) keeps the test to one rotation.
-    const policy = anytimePolicy(pool, { readyTimeout: '5m', cooldownAfter: '30m', placeholder: { priorityClassName: priorityClass } });
+    const policy = anytimePolicy(pool, {
+      readyTimeout: '5m',
+      cooldownAfter: '30m',
+      placeholder: { priorityClassName: priorityClass },
+    });
 
     const seen: string[] = [];
     let deletedWhileSurgeReady: boolean | null = null;
-    await waitFor('the rotation to complete', () => {
-      const { decision, seen: snap } = reconcileOnce(pool, ns, policy);
-      for (const a of decision.actions) {
-        if (a.type === 'event') seen.push(a.eventReason);
-        if (a.type === 'deleteNodeClaim' && a.name === oldName) {
-          const idx = indexSnapshot(snap);
-          const claim = idx.claim(oldName)!;
-          deletedWhileSurgeReady = 'host' in surgeReady(idx.placeholderFor(oldName), idx.nodeOfClaim(claim)?.metadata.name, pool, idx);
+    await waitFor(
+      'the rotation to complete',
+      () => {
+        const { decision, seen: snap } = reconcileOnce(pool, ns, policy);
+        for (const a of decision.actions) {
+          if (a.type === 'event') seen.push(a.eventReason);
+          if (a.type === 'deleteNodeClaim' && a.name === oldName) {
+            const idx = indexSnapshot(snap);
+            const claim = idx.claim(oldName)!;
+            deletedWhileSurgeReady =
+              'host' in surgeReady(idx.placeholderFor(oldName), idx.nodeOfClaim(claim)?.metadata.name, pool, idx);
+          }
         }
-      }
-      return seen.includes('RotationCompleted');
-    }, { timeoutMs: 300_000, intervalMs: 1000, describe: () => `events so far: ${seen.join(', ')}` });
+        return seen.includes('RotationCompleted');
+      },
+      { timeoutMs: 300_000, intervalMs: 1000, describe: () => `events so far: ${seen.join(', ')}` },
+    );
 
     expect(seen).toEqual(['RotationStarted', 'DrainStarted', 'RotationCompleted']);
     expect(deletedWhileSurgeReady).toBe(true);
@@ -73,9 +93,17 @@ describe('a surge rotation driven by the engine', () => {
     expect(claims.map((c) => c.metadata.name)).not.toContain(oldName);
     expect(claims).toHaveLength(1);
     const surgeNode = claims[0]!.status?.nodeName as string;
-    await waitFor('the app running on the surge node', async () => (await kube.pods(ns, 'app=app')).some((p) => podRunningReady(p) && p.spec?.nodeName === surgeNode), { timeoutMs: 120_000 });
+    await waitFor(
+      'the app running on the surge node',
+      async () => (await kube.pods(ns, 'app=app')).some((p) => podRunningReady(p) && p.spec?.nodeName === surgeNode),
+      { timeoutMs: 120_000 },
+    );
     const node = await kube.getNode(surgeNode);
-    expect(Object.keys(node?.metadata?.annotations ?? {}).filter((k) => k.startsWith('noderotation.io/') || k === A.doNotDisrupt)).toEqual([]);
+    expect(
+      Object.keys(node?.metadata?.annotations ?? {}).filter(
+        (k) => k.startsWith('noderotation.io/') || k === A.doNotDisrupt,
+      ),
+    ).toEqual([]);
     const poolAnn = (await kube.getNodePool(pool))?.metadata.annotations ?? {};
     expect(Object.keys(poolAnn).filter((k) => k.startsWith('noderotation.io/'))).toEqual([A.lastRotationAt]);
     expect((await kube.pods(ns)).filter((p) => p.metadata?.name?.startsWith('noderotation-surge-'))).toEqual([]);

@@ -37,7 +37,9 @@ export function nodePool(annotations: Record<string, string> = {}, extra: Partia
         spec: {
           expireAfter: '336h',
           terminationGracePeriod: '1h',
-          requirements: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['test-zone-a', 'test-zone-b'] }],
+          requirements: [
+            { key: 'topology.kubernetes.io/zone', operator: 'In', values: ['test-zone-a', 'test-zone-b'] },
+          ],
           taints: [{ key: 'dedicated', value: 'general', effect: 'NoSchedule' }],
         },
       },
@@ -70,7 +72,11 @@ export function claim(name: string, o: ClaimOptions): { claim: NodeClaim; node?:
       ...(o.annotations ? { annotations: o.annotations } : {}),
       ...(o.deleting !== undefined ? { deletionTimestamp: iso(o.deleting) } : {}),
     },
-    spec: { expireAfter: o.expireAfter ?? '336h', terminationGracePeriod: '1h', requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }] },
+    spec: {
+      expireAfter: o.expireAfter ?? '336h',
+      terminationGracePeriod: '1h',
+      requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
+    },
     status: {
       ...(o.noNode ? {} : { nodeName: `node-${name}`, providerID: `kwok://node-${name}` }),
       allocatable: { cpu: '4', memory: '16Gi', pods: '110' },
@@ -81,12 +87,20 @@ export function claim(name: string, o: ClaimOptions): { claim: NodeClaim; node?:
   const node: Node = {
     metadata: {
       name: `node-${name}`,
-      labels: { 'karpenter.sh/nodepool': 'general', 'topology.kubernetes.io/zone': o.zone ?? 'test-zone-a', 'kubernetes.io/arch': 'amd64', 'kubernetes.io/hostname': `node-${name}` },
+      labels: {
+        'karpenter.sh/nodepool': 'general',
+        'topology.kubernetes.io/zone': o.zone ?? 'test-zone-a',
+        'kubernetes.io/arch': 'amd64',
+        'kubernetes.io/hostname': `node-${name}`,
+      },
       ...(o.nodeAnnotations ? { annotations: o.nodeAnnotations } : {}),
       ownerReferences: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', name }],
     },
     spec: { providerID: `kwok://node-${name}`, ...(o.unschedulable ? { unschedulable: true } : {}) },
-    status: { conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True' }], allocatable: { cpu: '4', memory: '16Gi' } },
+    status: {
+      conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True' }],
+      allocatable: { cpu: '4', memory: '16Gi' },
+    },
   };
   return { claim: c, node };
 }
@@ -99,7 +113,13 @@ export function workload(name: string, node: string, requests: Record<string, st
   };
 }
 
-export function snapshot(parts: { policies?: RotationPolicy[]; pool?: NodePool; claims?: { claim: NodeClaim; node?: Node }[]; pods?: Pod[]; nodes?: Node[] }): Snapshot {
+export function snapshot(parts: {
+  policies?: RotationPolicy[];
+  pool?: NodePool;
+  claims?: { claim: NodeClaim; node?: Node }[];
+  pods?: Pod[];
+  nodes?: Node[];
+}): Snapshot {
   const claims = parts.claims ?? [];
   return {
     policies: parts.policies ?? [policy()],

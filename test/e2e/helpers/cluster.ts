@@ -112,8 +112,13 @@ export function logTails(lines = 40, dir = runDir()): string {
 export function cachedTool(name: string, env: NodeJS.ProcessEnv = process.env): string {
   const versions = readFileSync(path.join(repoRoot, 'test/e2e/cluster/versions.env'), 'utf8');
   const key = `${name.toUpperCase()}_VERSION=`;
-  const version = versions.split('\n').find((l) => l.startsWith(key))?.slice(key.length).trim();
+  const version = versions
+    .split('\n')
+    .find((l) => l.startsWith(key))
+    ?.slice(key.length)
+    .trim();
   if (!version) throw new Error(`versions.env has no ${key}`);
-  const cache = env.NODEROTATION_CACHE ?? path.join(env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'noderotation');
+  const cache =
+    env.NODEROTATION_CACHE ?? path.join(env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'noderotation');
   return path.join(cache, 'bin', `${name}-${version}`, name);
 }

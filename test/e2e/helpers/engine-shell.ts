@@ -28,15 +28,22 @@ export function snapshot(pool: string, namespace: string, policy: RotationPolicy
   };
 }
 
-const resource = (kind: string): string => ({ NodePool: 'nodepool', NodeClaim: 'nodeclaim', Node: 'node', Pod: 'pod' })[kind] as string;
+const resource = (kind: string): string =>
+  ({ NodePool: 'nodepool', NodeClaim: 'nodeclaim', Node: 'node', Pod: 'pod' })[kind] as string;
 
 /** The shell: carry one action out through the API. */
 export function execute(a: Action, namespace: string): void {
   switch (a.type) {
     case 'annotate': {
-      const target = [resource(a.target.kind), a.target.name, ...(a.target.namespace ? ['-n', a.target.namespace] : [])];
+      const target = [
+        resource(a.target.kind),
+        a.target.name,
+        ...(a.target.namespace ? ['-n', a.target.namespace] : []),
+      ];
       if (a.onlyIfAbsent) {
-        const current = JSON.parse(kubectl(['get', ...target, '-o', 'json'])) as { metadata: { annotations?: Record<string, string> } };
+        const current = JSON.parse(kubectl(['get', ...target, '-o', 'json'])) as {
+          metadata: { annotations?: Record<string, string> };
+        };
         if (current.metadata.annotations?.[a.onlyIfAbsent] !== undefined) return;
       }
       const args = [...Object.entries(a.set).map(([k, v]) => `${k}=${v}`), ...a.remove.map((k) => `${k}-`)];
@@ -44,10 +51,22 @@ export function execute(a: Action, namespace: string): void {
       return;
     }
     case 'cordon':
-      kubectl(['patch', 'node', a.node, '-p', JSON.stringify({ spec: { unschedulable: true }, metadata: { annotations: { [A.cordoned]: 'true' } } })]);
+      kubectl([
+        'patch',
+        'node',
+        a.node,
+        '-p',
+        JSON.stringify({ spec: { unschedulable: true }, metadata: { annotations: { [A.cordoned]: 'true' } } }),
+      ]);
       return;
     case 'uncordon':
-      kubectl(['patch', 'node', a.node, '-p', JSON.stringify({ spec: { unschedulable: false }, metadata: { annotations: { [A.cordoned]: null } } })]);
+      kubectl([
+        'patch',
+        'node',
+        a.node,
+        '-p',
+        JSON.stringify({ spec: { unschedulable: false }, metadata: { annotations: { [A.cordoned]: null } } }),
+      ]);
       return;
     case 'createPod':
       kubectl(['create', '-n', namespace, '-f', '-'], JSON.stringify(a.pod));
@@ -64,9 +83,12 @@ export function execute(a: Action, namespace: string): void {
   }
 }
 
-
 /** One pass: snapshot, decide, execute every action in order. Returns the decision and the snapshot it saw. */
-export function reconcileOnce(pool: string, namespace: string, policy: RotationPolicy): { decision: Decision; seen: Snapshot } {
+export function reconcileOnce(
+  pool: string,
+  namespace: string,
+  policy: RotationPolicy,
+): { decision: Decision; seen: Snapshot } {
   const seen = snapshot(pool, namespace, policy);
   const decision = decide(seen, Date.now());
   for (const a of decision.actions) execute(a, namespace);
@@ -84,7 +106,9 @@ export function anytimePolicy(pool: string, surge: Surge): RotationPolicy {
     metadata: { name: 'e2e' },
     spec: {
       nodePools: [pool],
-      maintenanceWindows: [{ timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start: '00:00', end: '00:00' }],
+      maintenanceWindows: [
+        { timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start: '00:00', end: '00:00' },
+      ],
       ageThreshold: '1s',
       surge,
     },

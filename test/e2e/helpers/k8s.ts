@@ -59,13 +59,23 @@ export class Kube {
 
   async getNodePool(name: string): Promise<NodePool | undefined> {
     return ignoreNotFound(
-      this.custom.getClusterCustomObject({ group: KARPENTER_GROUP, version: KARPENTER_VERSION, plural: 'nodepools', name }),
+      this.custom.getClusterCustomObject({
+        group: KARPENTER_GROUP,
+        version: KARPENTER_VERSION,
+        plural: 'nodepools',
+        name,
+      }),
     ) as Promise<NodePool | undefined>;
   }
 
   async deleteNodePool(name: string): Promise<void> {
     await ignoreNotFound(
-      this.custom.deleteClusterCustomObject({ group: KARPENTER_GROUP, version: KARPENTER_VERSION, plural: 'nodepools', name }),
+      this.custom.deleteClusterCustomObject({
+        group: KARPENTER_GROUP,
+        version: KARPENTER_VERSION,
+        plural: 'nodepools',
+        name,
+      }),
     );
   }
 
@@ -81,13 +91,23 @@ export class Kube {
 
   async getNodeClaim(name: string): Promise<NodeClaim | undefined> {
     return ignoreNotFound(
-      this.custom.getClusterCustomObject({ group: KARPENTER_GROUP, version: KARPENTER_VERSION, plural: 'nodeclaims', name }),
+      this.custom.getClusterCustomObject({
+        group: KARPENTER_GROUP,
+        version: KARPENTER_VERSION,
+        plural: 'nodeclaims',
+        name,
+      }),
     ) as Promise<NodeClaim | undefined>;
   }
 
   async deleteNodeClaim(name: string): Promise<void> {
     await ignoreNotFound(
-      this.custom.deleteClusterCustomObject({ group: KARPENTER_GROUP, version: KARPENTER_VERSION, plural: 'nodeclaims', name }),
+      this.custom.deleteClusterCustomObject({
+        group: KARPENTER_GROUP,
+        version: KARPENTER_VERSION,
+        plural: 'nodeclaims',
+        name,
+      }),
     );
   }
 
@@ -114,7 +134,13 @@ export class Kube {
    * Events about cluster-scoped objects such as Nodes land in `default`, so by default all namespaces are
    * searched. Karpenter, the scheduler and the controllers all record there.
    */
-  async events(about: { kind: string; name?: string; uid?: string; reason?: string; namespace?: string }): Promise<k8s.CoreV1Event[]> {
+  async events(about: {
+    kind: string;
+    name?: string;
+    uid?: string;
+    reason?: string;
+    namespace?: string;
+  }): Promise<k8s.CoreV1Event[]> {
     const fields = [`involvedObject.kind=${about.kind}`];
     if (about.name) fields.push(`involvedObject.name=${about.name}`);
     if (about.uid) fields.push(`involvedObject.uid=${about.uid}`);
@@ -271,7 +297,11 @@ export class TestResources {
   }
 
   /** Creates a NodePool on the KWOKNodeClass `default` and waits until Karpenter reports it Ready. */
-  async nodePool(prefix: string, template: Record<string, unknown>, spec: Record<string, unknown> = {}): Promise<string> {
+  async nodePool(
+    prefix: string,
+    template: Record<string, unknown>,
+    spec: Record<string, unknown> = {},
+  ): Promise<string> {
     const name = uniqueName(prefix);
     await this.kube.createNodePool({
       metadata: { name },
@@ -295,7 +325,11 @@ export class TestResources {
     return name;
   }
 
-  async priorityClass(prefix: string, value: number, preemptionPolicy: 'Never' | 'PreemptLowerPriority'): Promise<string> {
+  async priorityClass(
+    prefix: string,
+    value: number,
+    preemptionPolicy: 'Never' | 'PreemptLowerPriority',
+  ): Promise<string> {
     const name = uniqueName(prefix);
     await this.kube.scheduling.createPriorityClass({
       body: { metadata: { name }, value, preemptionPolicy, globalDefault: false, description: 'noderotation e2e' },
@@ -325,9 +359,13 @@ export class TestResources {
       await waitFor(`NodePool ${pool} gone`, async () => (await kube.getNodePool(pool)) === undefined);
     }
     for (const ns of this.namespaces) {
-      await waitFor(`namespace ${ns} gone`, async () => (await ignoreNotFound(kube.core.readNamespace({ name: ns }))) === undefined, {
-        timeoutMs: 180_000,
-      });
+      await waitFor(
+        `namespace ${ns} gone`,
+        async () => (await ignoreNotFound(kube.core.readNamespace({ name: ns }))) === undefined,
+        {
+          timeoutMs: 180_000,
+        },
+      );
     }
     for (const pc of this.priorityClasses) {
       await ignoreNotFound(kube.scheduling.deletePriorityClass({ name: pc }));
