@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { figuresCache } from '../src/schedule/figures-cache.js';
 import { nodePool, scaledPlan, TOKYO_WED_SAT } from './fixtures.js';
 import { RunFunctionResponseSchema } from './generated/fn/v1/run_function_pb.js';
-import { canonicalJson, outcomeMemo } from './memo.js';
+import { outcomeMemo } from './memo.js';
+import { canonicalJson } from '../src/util/canonical.js';
 import { planRequest } from './request.js';
 import { run } from './run.js';
 

@@ -6,23 +6,13 @@
 // same object can arrive with its fields in another order.
 import type { NodePool } from '../src/karpenter/types.js';
 import type { PoolOutcome } from './run.js';
+import { canonicalJson } from '../src/util/canonical.js';
 
 export interface OutcomeMemo {
   get(planKey: string, pool: NodePool, compute: () => PoolOutcome): PoolOutcome;
   /** Canonical form of a value for keys. */
   key(value: unknown): string;
   readonly size: number;
-}
-
-/** JSON with object keys sorted at every level; the same string for equal values whatever their key order. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj)
-    .filter((k) => obj[k] !== undefined)
-    .sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
 }
 
 /**

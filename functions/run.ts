@@ -10,7 +10,8 @@ import { validateAgainst } from '../src/api/validate.js';
 import type { Figures } from '../src/derivation/derive.js';
 import type { Finding } from '../src/derivation/findings.js';
 import { analysePool, explain } from '../src/explain/explain.js';
-import { expandPlan, shortenName, sortKeys } from '../src/plan/expand.js';
+import { expandPlan, shortenName } from '../src/plan/expand.js';
+import { sortKeys } from '../src/util/canonical.js';
 import { formatGoDuration, parseDuration, parseExpireAfter } from '../src/util/duration.js';
 import {
   Ready,

@@ -13,6 +13,7 @@ import type { NodePool } from '../karpenter/types.js';
 import { resolvePolicySpec } from '../policy/defaults.js';
 import { matches } from '../policy/selector.js';
 import { validateAgainst, type FieldError } from '../api/validate.js';
+import { sortKeys } from '../util/canonical.js';
 
 export const PLAN_LABEL = 'noderotation.io/plan';
 export const NODEPOOL_ANNOTATION = 'noderotation.io/nodepool';
@@ -147,15 +148,4 @@ export function expandPlan(plan: MaintenancePlan, nodePools: readonly NodePool[]
     result.policies.push({ nodePool: name, rule: rule?.name ?? null, policy });
   }
   return result;
-}
-
-/** Objects with sorted keys (lists keep their order), for byte-identical output. */
-export function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(
-    Object.keys(value as Json)
-      .sort()
-      .map((k) => [k, sortKeys((value as Json)[k])]),
-  );
 }
