@@ -6,6 +6,7 @@ import { processStopSignal, runFunctionCommand } from './function-command.js';
 import { runRender } from './render-command.js';
 import { runSimulate } from './simulate-command.js';
 import { UsageError } from './io.js';
+import { CONTROLLER_USAGE, ControllerUsageError, runController } from '../../controller/main.js';
 
 export interface Io {
   stdout: { write(text: string): unknown };
@@ -27,6 +28,7 @@ Usage:
       Run the rotation engine against a model of Karpenter over weeks of simulated time (docs/simulate.md).
   noderotation function [--address :9443] [--insecure | --tls-certs-dir DIR] [--metrics-address :8080] [--debug]
       Serve the Crossplane composition function (gRPC); DIR defaults to $TLS_SERVER_CERTS_DIR.
+${CONTROLLER_USAGE}
 
 FILE holds RotationPolicies or MaintenancePlans, Karpenter NodePools and optionally NodeClaims (YAML, several
 documents per file; a directory reads its *.yaml files; - reads standard input).
@@ -55,6 +57,8 @@ export async function main(argv: string[], io: Partial<Io> & Pick<Io, 'stdout' |
           tlsServerCertsDir: process.env.TLS_SERVER_CERTS_DIR,
           stopSignal: processStopSignal(),
         });
+      case 'controller':
+        return await runController(rest, { stderr: full.stderr, env: process.env, stopSignal: processStopSignal() });
       case undefined:
       case 'help':
       case '--help':
@@ -65,7 +69,11 @@ export async function main(argv: string[], io: Partial<Io> & Pick<Io, 'stdout' |
         throw new UsageError(`unknown command "${command}"`);
     }
   } catch (err) {
-    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (
+      err instanceof UsageError ||
+      err instanceof ControllerUsageError ||
+      (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+    ) {
       full.stderr.write(`noderotation: ${(err as Error).message}\n\n${USAGE}`);
       return EXIT_INVALID;
     }

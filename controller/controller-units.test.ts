@@ -1,0 +1,324 @@
+import { describe, expect, it } from 'vitest';
+import type { PoolReport } from '../src/engine/types.js';
+import { A } from '../src/engine/annotations.js';
+import { eventObject } from './execute/events.js';
+import { annotationPatch } from './execute/executor.js';
+import { parseBindAddress } from './http.js';
+import { microTime, toRecord } from './leader/lease-store.js';
+import { jsonLogger } from './log.js';
+import { ControllerUsageError, parseControllerFlags, resourceOf } from './main.js';
+import { ControllerMetrics } from './metrics.js';
+import { NODE, pick, POD } from './kube/shape.js';
+import { involvedNodes } from './state/snapshot.js';
+import { policyStatus } from './status/policy-status.js';
+
+describe('shapes keep exactly what the engine reads', () => {
+  it('a Node loses managedFields, images, heartbeat times and nodeInfo; keeps labels, taints, Ready, allocatable', () => {
+    const node = {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: {
+        name: 'n1',
+        uid: 'u',
+        resourceVersion: '7',
+        labels: { a: 'b' },
+        annotations: { x: 'y' },
+        managedFields: [{ manager: 'kubelet' }],
+      },
+      spec: {
+        providerID: 'kwok://n1',
+        unschedulable: true,
+        taints: [{ key: 'k', effect: 'NoSchedule' }],
+        podCIDR: 'x',
+      },
+      status: {
+        conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: '2026-01-01T00:00:00Z', message: 'ok' }],
+        allocatable: { cpu: '4' },
+        images: [{ names: ['a'], sizeBytes: 1 }],
+        nodeInfo: { kubeletVersion: 'v1' },
+      },
+    };
+    expect(pick(node, NODE)).toEqual({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'n1', uid: 'u', resourceVersion: '7', labels: { a: 'b' }, annotations: { x: 'y' } },
+      spec: { providerID: 'kwok://n1', unschedulable: true, taints: [{ key: 'k', effect: 'NoSchedule' }] },
+      status: { conditions: [{ type: 'Ready', status: 'True' }], allocatable: { cpu: '4' } },
+    });
+  });
+
+  it('a Pod keeps requests, placement and phase; loses env, volumes, command and container statuses', () => {
+    const pod = {
+      metadata: {
+        name: 'p',
+        namespace: 'ns',
+        ownerReferences: [{ kind: 'DaemonSet', name: 'd', apiVersion: 'apps/v1' }],
+      },
+      spec: {
+        nodeName: 'n1',
+        containers: [
+          { name: 'c', image: 'i', env: [{ name: 'SECRET', value: 's' }], resources: { requests: { cpu: '1' } } },
+        ],
+        volumes: [{ name: 'v' }],
+      },
+      status: { phase: 'Running', containerStatuses: [{ name: 'c' }] },
+    };
+    expect(pick(pod, POD)).toEqual({
+      metadata: {
+        name: 'p',
+        namespace: 'ns',
+        ownerReferences: [{ kind: 'DaemonSet', name: 'd', apiVersion: 'apps/v1' }],
+      },
+      spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i', resources: { requests: { cpu: '1' } } }] },
+      status: { phase: 'Running' },
+    });
+  });
+});
+
+describe('involvedNodes: the nodes whose Pods a pass lists', () => {
+  const claim = (name: string, node: string, ann: Record<string, string> = {}) => ({
+    apiVersion: 'karpenter.sh/v1' as const,
+    kind: 'NodeClaim' as const,
+    metadata: { name, annotations: ann },
+    spec: {},
+    status: { nodeName: node },
+  });
+  const snapshot = (poolAnn: Record<string, string>) => ({
+    policies: [],
+    nodePools: [
+      {
+        apiVersion: 'karpenter.sh/v1' as const,
+        kind: 'NodePool' as const,
+        metadata: { name: 'p', annotations: poolAnn },
+        spec: { template: { spec: {} } },
+      },
+    ],
+    nodeClaims: [claim('c1', 'n1', { [A.surgeClaim]: 'c9' }), claim('c2', 'n2'), claim('c9', 'n9')],
+    nodes: [{ metadata: { name: 'n7', annotations: { [A.surgeFor]: 'c1' } }, spec: {} }],
+    pods: [],
+    namespace: 'ns',
+  });
+  it('idle pool, idle decision: none (no Pod list at all)', () => {
+    expect(involvedNodes(snapshot({}), { pools: [], actions: [] })).toEqual([]);
+  });
+  it('a rotation in flight: the candidate, its surge claim and nodes marked surge-for it', () => {
+    expect(involvedNodes(snapshot({ [A.activeRotation]: 'c1' }), null)).toEqual(['n1', 'n7', 'n9']);
+  });
+  it('a decision that anchors a candidate: its node (to size the placeholder)', () => {
+    const anchor = {
+      type: 'annotate' as const,
+      target: { kind: 'NodePool' as const, name: 'p' },
+      set: { [A.activeRotation]: 'c2' },
+      remove: [],
+      reason: 'start',
+    };
+    expect(involvedNodes(snapshot({}), { pools: [], actions: [anchor] })).toEqual(['n2']);
+  });
+});
+
+describe('RotationPolicy status', () => {
+  const report = (over: Partial<PoolReport>): PoolReport => ({
+    nodePool: 'a',
+    policy: 'p',
+    governance: 'governed',
+    conflictingPolicies: [],
+    windowOpen: false,
+    frozenUntil: null,
+    candidates: 0,
+    inProgress: false,
+    activeRotation: null,
+    mode: null,
+    shortLead: [],
+    drainStuck: false,
+    retryCountMax: 0,
+    figures: null,
+    findings: [],
+    idle: null,
+    ...over,
+  });
+  const base = { name: 'p', generation: 3, invalid: [], previous: [], now: '2026-12-01T00:00:00Z' };
+  const cond = (s: ReturnType<typeof policyStatus>, type: string) => s.conditions.find((c) => c.type === type);
+
+  it('governing two pools, one rotating: Ready/Accepted, Reconciling, not Stalled; counts', () => {
+    const s = policyStatus({
+      ...base,
+      reports: [report({}), report({ nodePool: 'b', inProgress: true, activeRotation: 'c1' })],
+    });
+    expect(s).toMatchObject({ observedGeneration: 3, matchedNodePools: 2, rotatingNodePools: 1 });
+    expect(cond(s, 'Ready')).toMatchObject({ status: 'True', reason: 'Accepted' });
+    expect(cond(s, 'Reconciling')).toMatchObject({ status: 'True', message: 'Rotating c1 in NodePool b.' });
+    expect(cond(s, 'Stalled')).toMatchObject({ status: 'False' });
+  });
+
+  it('an invalid spec: Ready False/Invalid and Stalled True, the message names the field and what is allowed', () => {
+    const s = policyStatus({
+      ...base,
+      invalid: [{ path: 'spec.surge.readyTimeout', found: '"soon"', allowed: 'a Go duration such as 15m' }],
+      reports: [],
+    });
+    expect(cond(s, 'Ready')).toMatchObject({ status: 'False', reason: 'Invalid' });
+    expect(cond(s, 'Stalled')?.message).toContain('spec.surge.readyTimeout: found "soon"; allowed: a Go duration');
+  });
+
+  it('an equal-specificity tie: Conflict naming both policies and the pool; no pool counted as matched', () => {
+    const s = policyStatus({
+      ...base,
+      reports: [report({ policy: null, governance: 'conflict', conflictingPolicies: ['p', 'q'] })],
+    });
+    expect(s.matchedNodePools).toBe(0);
+    expect(cond(s, 'Ready')).toMatchObject({ status: 'False', reason: 'Conflict' });
+    expect(cond(s, 'Ready')?.message).toContain('RotationPolicies p, q match NodePool a equally specifically');
+  });
+
+  it('lastTransitionTime moves only when the status does', () => {
+    const first = policyStatus({ ...base, reports: [report({})] });
+    const later = policyStatus({
+      ...base,
+      now: '2026-12-02T00:00:00Z',
+      previous: first.conditions,
+      reports: [report({})],
+    });
+    expect(cond(later, 'Ready')?.lastTransitionTime).toBe('2026-12-01T00:00:00Z');
+    const flipped = policyStatus({
+      ...base,
+      now: '2026-12-02T00:00:00Z',
+      previous: first.conditions,
+      reports: [report({ inProgress: true })],
+    });
+    expect(cond(flipped, 'Reconciling')?.lastTransitionTime).toBe('2026-12-02T00:00:00Z');
+    expect(cond(flipped, 'Ready')?.lastTransitionTime).toBe('2026-12-01T00:00:00Z');
+  });
+});
+
+describe('wire formats', () => {
+  it('annotation patches set our keys and null the removed ones, nothing else', () => {
+    expect(annotationPatch({ [A.state]: 'pending' }, [A.failedAt])).toEqual({
+      [A.state]: 'pending',
+      [A.failedAt]: null,
+    });
+  });
+
+  it('Lease times are MicroTime (six fractional digits) and read back', () => {
+    expect(microTime(Date.UTC(2026, 11, 1, 2, 3, 4, 567))).toBe('2026-12-01T02:03:04.567000Z');
+    expect(
+      toRecord({
+        metadata: { name: 'l', namespace: 'n' },
+        spec: {
+          holderIdentity: 'h',
+          leaseDurationSeconds: 15,
+          renewTime: '2026-12-01T02:03:04.567000Z',
+          leaseTransitions: 2,
+        },
+      }),
+    ).toEqual({
+      holder: 'h',
+      durationSeconds: 15,
+      acquireTime: null,
+      renewTime: Date.UTC(2026, 11, 1, 2, 3, 4, 567),
+      transitions: 2,
+    });
+  });
+
+  it('an Event names the object, the reporting controller and a MicroTime; long notes are cut at 1 KiB', () => {
+    const e = eventObject(
+      {
+        target: { kind: 'NodePool', name: 'general' },
+        type: 'Normal',
+        reason: 'RotationStarted',
+        note: 'x'.repeat(2000),
+      },
+      'node-rotation-system',
+      'me',
+      Date.UTC(2026, 11, 1),
+    );
+    expect(e).toMatchObject({
+      apiVersion: 'events.k8s.io/v1',
+      metadata: { namespace: 'node-rotation-system' },
+      eventTime: '2026-12-01T00:00:00.000000Z',
+      reportingController: 'noderotation.io/controller',
+      reportingInstance: 'me',
+      regarding: { apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name: 'general' },
+    });
+    expect((e.note as string).length).toBe(1024);
+  });
+
+  it('metrics: label pairs in name order, as the Go client writes them', async () => {
+    const m = new ControllerMetrics();
+    m.observe('completed', 'a', 1, { outcome: 'success' });
+    m.observe('drainSeconds', 'a', 42);
+    const text = await m.text();
+    expect(text).toContain('noderotation_completed_total{nodepool="a",outcome="success"} 1');
+    expect(text).toContain('noderotation_duration_seconds_bucket{nodepool="a",phase="drain",le="60"} 1');
+  });
+
+  it('API paths map to their resource for the request counter', () => {
+    expect(resourceOf('/apis/karpenter.sh/v1/nodeclaims/x')).toBe('nodeclaims');
+    expect(resourceOf('/api/v1/namespaces/ns/pods/p')).toBe('pods');
+    expect(resourceOf('/api/v1/pods?fieldSelector=spec.nodeName=n')).toBe('pods');
+    expect(resourceOf('/apis/coordination.k8s.io/v1/namespaces/ns/leases/l')).toBe('leases');
+  });
+
+  it('logs are one JSON object a line with the fields given', () => {
+    const lines: string[] = [];
+    const log = jsonLogger(
+      'info',
+      (l) => lines.push(l),
+      () => 0,
+    ).with({ nodepool: 'a' });
+    log.debug('hidden');
+    log.info('anchored', { nodeclaim: 'c1' });
+    expect(lines.map((l) => JSON.parse(l) as unknown)).toEqual([
+      { ts: '1970-01-01T00:00:00.000Z', level: 'info', msg: 'anchored', nodepool: 'a', nodeclaim: 'c1' },
+    ]);
+  });
+});
+
+describe('controller flags', () => {
+  const cases: { reason: string; args: string[]; error?: RegExp }[] = [
+    { reason: 'defaults are the reference controller’s', args: [] },
+    {
+      reason: 'a metrics address that is no HOST:PORT',
+      args: ['--metrics-bind-address', 'nope'],
+      error: /--metrics-bind-address: found "nope"/,
+    },
+    {
+      reason: 'a port out of range',
+      args: ['--health-probe-bind-address', ':70000'],
+      error: /--health-probe-bind-address/,
+    },
+    {
+      reason: 'a namespace that is no DNS label',
+      args: ['--namespace', 'Bad_NS'],
+      error: /--namespace: found "Bad_NS"/,
+    },
+    {
+      reason: 'concurrency zero',
+      args: ['--concurrency', '0'],
+      error: /--concurrency: found "0"; allowed: an integer from 1 to 64/,
+    },
+    { reason: 'an unknown log level', args: ['--log-level', 'loud'], error: /--log-level/ },
+  ];
+  for (const c of cases) {
+    it(c.reason, () => {
+      if (c.error) {
+        expect(() => parseControllerFlags(c.args, {})).toThrow(ControllerUsageError);
+        expect(() => parseControllerFlags(c.args, {})).toThrow(c.error);
+      } else {
+        expect(parseControllerFlags(c.args, {})).toMatchObject({
+          namespace: 'node-rotation-system',
+          metrics: { host: '0.0.0.0', port: 8080 },
+          health: { host: '0.0.0.0', port: 8081 },
+          leaderElect: false,
+          placeholderImage: 'registry.k8s.io/pause:3.10',
+          priorityClass: 'noderotation-placeholder',
+        });
+      }
+    });
+  }
+
+  it('bind address 0 disables an endpoint; KUBECONFIG is the fallback for --kubeconfig', () => {
+    expect(parseBindAddress('metrics-bind-address', '0')).toBeNull();
+    expect(parseControllerFlags([], { KUBECONFIG: '/k' }).kubeconfig).toBe('/k');
+    expect(parseControllerFlags(['--kubeconfig', '/x'], { KUBECONFIG: '/k' }).kubeconfig).toBe('/x');
+  });
+});

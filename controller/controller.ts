@@ -1,0 +1,366 @@
+// The controller: keeps the watch caches, maps every change to the NodePools it concerns, and runs one pass
+// per NodePool through the work queue — snapshot, decide (the engine), carry the actions out. Every decision
+// is the engine's; this file only moves objects in and actions out.
+import { validateAgainst } from '../src/api/validate.js';
+import { rfc3339 } from '../src/engine/annotations.js';
+import { decide } from '../src/engine/decide.js';
+import { sweep } from '../src/engine/sweep.js';
+import type { Action, PoolDecision, PoolReport, Snapshot } from '../src/engine/types.js';
+import type { RotationPolicy } from '../src/generated/api-types.js';
+import type { NodeClaim, NodePool } from '../src/karpenter/types.js';
+import type { Node, Pod } from '../src/kube/types.js';
+import { EventRecorder } from './execute/events.js';
+import { execute, LostRace, PATHS, type ExecutorDeps } from './execute/executor.js';
+import type { KubeClient } from './kube/client.js';
+import { Reflector } from './kube/reflector.js';
+import { NODE, NODECLAIM, NODEPOOL, pick, POD, ROTATIONPOLICY } from './kube/shape.js';
+import type { Logger } from './log.js';
+import type { ControllerMetrics } from './metrics.js';
+import type { Clock } from './queue/clock.js';
+import { WorkQueue } from './queue/work-queue.js';
+import { PoolIndex } from './state/pool-index.js';
+import { involvedNodes, poolSnapshot } from './state/snapshot.js';
+import { policyStatus, statusChanged, type Condition } from './status/policy-status.js';
+
+export interface ControllerOptions {
+  client: KubeClient;
+  clock: Clock;
+  log: Logger;
+  metrics: ControllerMetrics;
+  /** Placeholders, the Lease and Events live here. */
+  namespace: string;
+  identity: string;
+  placeholderImage: string;
+  priorityClass: string;
+  /** NodePools processed at once (each one always serially). */
+  concurrency: number;
+  /** Every NodePool is passed at least this often, events or not. */
+  resyncMs: number;
+}
+
+const ROTATIONPOLICIES = '/apis/noderotation.io/v1alpha1/rotationpolicies';
+
+export class Controller {
+  readonly policies: Reflector<RotationPolicy>;
+  readonly nodePools: Reflector<NodePool>;
+  readonly nodeClaims: Reflector<NodeClaim>;
+  readonly nodes: Reflector<Node>;
+  readonly placeholders: Reflector<Pod>;
+  private readonly index = new PoolIndex();
+  private readonly events: EventRecorder;
+  private queue: WorkQueue | null = null;
+  private readonly reports = new Map<string, PoolReport>();
+  private readonly abort = new AbortController();
+  private watching: Promise<void>[] = [];
+  private resync: { cancel(): void } | null = null;
+
+  constructor(private readonly o: ControllerOptions) {
+    const r = <T>(name: string, path: string, shape: Parameters<typeof pick>[1]): Reflector<T> =>
+      new Reflector<T>({ name, path, shape }, o.client, o.clock);
+    this.policies = r('rotationpolicies', ROTATIONPOLICIES, ROTATIONPOLICY);
+    this.nodePools = r('nodepools', PATHS.of('NodePool'), NODEPOOL);
+    this.nodeClaims = r('nodeclaims', PATHS.of('NodeClaim'), NODECLAIM);
+    this.nodes = r('nodes', PATHS.of('Node'), NODE);
+    // Every Pod in our own namespace: our placeholders, and the reference controller's during a takeover
+    // (the engine recognises both forms); nothing else of consequence lives there.
+    this.placeholders = r('placeholders', PATHS.of('Pod', o.namespace), POD);
+    this.events = new EventRecorder(o.client, o.namespace, o.identity, o.clock, (m, f) => o.log.warn(m, f));
+    this.wire();
+  }
+
+  /** Starts the watches; resolves when every cache has synced. */
+  async sync(): Promise<void> {
+    const all = [this.policies, this.nodePools, this.nodeClaims, this.nodes, this.placeholders];
+    this.watching = all.map((r) => r.run(this.abort.signal));
+    await Promise.all(all.map((r) => r.whenSynced()));
+    // Marks on nodes and placeholders name claims; index them again now that every claim is known.
+    for (const n of this.nodes.list()) this.index.node(n.metadata.name, n);
+    for (const p of this.placeholders.list()) this.index.placeholder(keyOfPod(p), p);
+    this.o.log.info('caches synced', {
+      rotationpolicies: this.policies.size,
+      nodepools: this.nodePools.size,
+      nodeclaims: this.nodeClaims.size,
+      nodes: this.nodes.size,
+    });
+  }
+
+  get synced(): boolean {
+    return [this.policies, this.nodePools, this.nodeClaims, this.nodes, this.placeholders].every(
+      (r) => r.health().synced,
+    );
+  }
+
+  health() {
+    return [this.policies, this.nodePools, this.nodeClaims, this.nodes, this.placeholders].map((r) => r.health());
+  }
+
+  /** Begins acting (the leader, or the only replica): the start-up sweep, then a pass of every NodePool. */
+  async startWorking(): Promise<void> {
+    await this.runSweep();
+    this.queue = new WorkQueue({
+      handler: (pool, signal) => this.pass(pool, signal),
+      clock: this.o.clock,
+      concurrency: this.o.concurrency,
+      baseBackoffMs: 1000,
+      maxBackoffMs: 5 * 60_000,
+      onFailure: (pool, error, retryInMs) =>
+        this.o.log.warn('pass failed; retrying', { nodepool: pool, error: errorText(error), retryInMs }),
+      onPass: (_pool, ms, ok) => this.o.metrics.passSeconds.observe({ outcome: ok ? 'ok' : 'error' }, ms / 1000),
+    });
+    this.enqueueAll();
+    const tick = (): void => {
+      this.enqueueAll();
+      this.resync = this.o.clock.after(this.o.resyncMs, tick);
+    };
+    this.resync = this.o.clock.after(this.o.resyncMs, tick);
+  }
+
+  /** Stops: the passes in flight finish their current write, the watches end. */
+  async stop(): Promise<void> {
+    this.resync?.cancel();
+    await this.queue?.shutdown();
+    this.abort.abort();
+    await Promise.allSettled(this.watching);
+  }
+
+  private enqueueAll(): void {
+    for (const p of this.nodePools.list()) this.queue?.add(p.metadata.name);
+    this.o.metrics.queueDepth.set(this.queue?.depth ?? 0);
+  }
+
+  private enqueue(pools: readonly string[]): void {
+    for (const p of pools) this.queue?.add(p);
+    this.o.metrics.queueDepth.set(this.queue?.depth ?? 0);
+  }
+
+  private wire(): void {
+    this.policies.onChange(() => this.enqueueAll());
+    this.nodePools.onChange((key, _prev, cur) => {
+      if (!cur) {
+        this.reports.delete(key);
+        this.o.metrics.forgetPool(key);
+        this.events.forgetPool(key);
+      }
+      this.enqueue([key]);
+    });
+    this.nodeClaims.onChange((key, _prev, cur) => this.enqueue(this.index.claim(key, cur)));
+    this.nodes.onChange((key, _prev, cur) => this.enqueue(this.index.node(key, cur)));
+    this.placeholders.onChange((key, _prev, cur) => this.enqueue(this.index.placeholder(key, cur)));
+  }
+
+  /** The policies as the engine sees them: the controller's placeholder defaults filled in where unset. */
+  private enginePolicies(): RotationPolicy[] {
+    return this.policies.list().map((p) => this.withDefaults(p));
+  }
+
+  private readonly defaulted = new WeakMap<RotationPolicy, RotationPolicy>();
+  private withDefaults(p: RotationPolicy): RotationPolicy {
+    let out = this.defaulted.get(p);
+    if (!out) {
+      const placeholder = {
+        image: this.o.placeholderImage,
+        priorityClassName: this.o.priorityClass,
+        ...(p.spec.surge?.placeholder ?? {}),
+      };
+      out = { ...p, spec: { ...p.spec, surge: { ...(p.spec.surge ?? {}), placeholder } } };
+      this.defaulted.set(p, out);
+    }
+    return out;
+  }
+
+  private world(pool: NodePool): Omit<Snapshot, 'pods'> & { placeholders: Pod[] } {
+    const name = pool.metadata.name;
+    const get = <T>(r: Reflector<T>, keys: string[]): T[] =>
+      keys.map((k) => r.get(k)).filter((x): x is T => x !== undefined);
+    return {
+      policies: this.enginePolicies(),
+      nodePools: [pool],
+      nodeClaims: get(this.nodeClaims, this.index.claims.keys(name)),
+      nodes: get(this.nodes, this.index.nodes.keys(name)),
+      placeholders: get(this.placeholders, this.index.placeholders.keys(name)),
+      namespace: this.o.namespace,
+    };
+  }
+
+  private async podsOn(nodes: readonly string[], signal: AbortSignal): Promise<Pod[]> {
+    const out: Pod[] = [];
+    for (const node of nodes) {
+      const list = await this.o.client.request<{ items: unknown[] }>('GET', '/api/v1/pods', {
+        query: { fieldSelector: `spec.nodeName=${node}` },
+        signal,
+      });
+      for (const item of list.items) out.push(pick(item, POD) as Pod);
+    }
+    return out;
+  }
+
+  /**
+   * One NodePool's pass. The engine is asked first without workload Pods to learn which nodes matter, then
+   * with the Pods of those nodes; the second decision is the one carried out.
+   */
+  private async pass(poolName: string, signal: AbortSignal): Promise<{ requeueAt: number | null }> {
+    const pool = this.nodePools.get(poolName);
+    if (!pool) return { requeueAt: null };
+    const log = this.o.log.with({ nodepool: poolName });
+    const w = this.world(pool);
+    const base = poolSnapshot(
+      {
+        policies: w.policies,
+        pool,
+        claims: w.nodeClaims,
+        nodes: w.nodes,
+        placeholders: w.placeholders,
+        namespace: w.namespace,
+      },
+      [],
+    );
+    const now = this.o.clock.now();
+    let decision = decide(base, now);
+    let fetched: string[] = [];
+    let snapshot = base;
+    for (let round = 0; round < 3; round++) {
+      const wanted = involvedNodes(snapshot, decision);
+      if (wanted.every((n) => fetched.includes(n))) break;
+      fetched = [...new Set([...fetched, ...wanted])].sort();
+      snapshot = poolSnapshot(
+        {
+          policies: w.policies,
+          pool,
+          claims: w.nodeClaims,
+          nodes: w.nodes,
+          placeholders: w.placeholders,
+          namespace: w.namespace,
+        },
+        await this.podsOn(fetched, signal),
+      );
+      decision = decide(snapshot, now);
+    }
+    const mine = decision.pools.find((p) => p.nodePool === poolName) as PoolDecision;
+    await this.carryOut(mine.actions, log, signal);
+    this.reports.set(poolName, mine.report);
+    this.o.metrics.report(mine.report, mine.report.windowOpen);
+    await this.events.level(poolName, levelWarnings(mine.report));
+    await this.writeStatuses(mine.report);
+    return { requeueAt: mine.requeueAt };
+  }
+
+  private async carryOut(actions: readonly Action[], log: Logger, signal: AbortSignal): Promise<void> {
+    const deps: ExecutorDeps = {
+      client: this.o.client,
+      resourceVersionOf: (kind, name, ns) => {
+        const r = { NodePool: this.nodePools, NodeClaim: this.nodeClaims, Node: this.nodes, Pod: this.placeholders }[
+          kind
+        ] as Reflector<unknown>;
+        return r.resourceVersionOf(ns ? `${ns}/${name}` : name);
+      },
+      onEvent: (a) => this.events.emit({ target: a.target, type: a.eventType, reason: a.eventReason, note: a.message }),
+      onObserve: (a) => this.o.metrics.observe(a.metric, a.nodePool, a.value, a.labels),
+    };
+    for (const a of actions) {
+      // SIGTERM: the write in flight finishes; the rest is left for the next leader (the objects hold the state).
+      if (signal.aborted) return;
+      if (a.type !== 'event' && a.type !== 'observe') log.info(a.reason, describe(a));
+      try {
+        await execute(a, deps);
+      } catch (e) {
+        if (e instanceof LostRace) {
+          log.info('lost the race for the anchor; deciding again from fresh state', { reason: e.message });
+          throw e;
+        }
+        log.error('write failed; the pass ends and resumes from the objects', { ...describe(a), error: errorText(e) });
+        throw e;
+      }
+    }
+  }
+
+  private async runSweep(): Promise<void> {
+    const s: Snapshot = {
+      policies: this.enginePolicies(),
+      nodePools: this.nodePools.list(),
+      nodeClaims: this.nodeClaims.list(),
+      nodes: this.nodes.list(),
+      pods: this.placeholders.list(),
+      namespace: this.o.namespace,
+    };
+    const actions = sweep(s);
+    if (actions.length > 0) this.o.log.info('start-up sweep', { actions: actions.length });
+    await this.carryOut(actions, this.o.log.with({ phase: 'sweep' }), new AbortController().signal);
+  }
+
+  /** The status of every policy the pool's report concerns, written only when it changes. */
+  private async writeStatuses(report: PoolReport): Promise<void> {
+    const names = new Set([...(report.policy ? [report.policy] : []), ...report.conflictingPolicies]);
+    for (const name of names) {
+      const policy = this.policies.get(name);
+      if (!policy) continue;
+      const reports = [...this.reports.values()]
+        .filter((r) => r.policy === name || r.conflictingPolicies.includes(name))
+        .sort((a, b) => a.nodePool.localeCompare(b.nodePool));
+      const prev = (policy as RotationPolicy & { status?: { conditions?: Condition[] } }).status;
+      const next = policyStatus({
+        name,
+        generation: (policy.metadata as { generation?: number }).generation ?? 0,
+        invalid: validateAgainst('rotationPolicy', policy),
+        reports,
+        previous: prev?.conditions ?? [],
+        now: rfc3339(this.o.clock.now()),
+      });
+      if (!statusChanged(prev, next)) continue;
+      await this.o.client.request('PATCH', `${ROTATIONPOLICIES}/${name}/status`, {
+        contentType: 'application/merge-patch+json',
+        body: { status: next },
+      });
+    }
+  }
+}
+
+/** The level-triggered warnings of a report: warning findings and ShortLead claims. */
+function levelWarnings(r: PoolReport) {
+  return [
+    ...r.findings
+      .filter((f) => f.severity === 'warning' && f.reason !== 'ShortLead')
+      .map((f) => ({
+        target: { kind: 'NodePool' as const, name: r.nodePool },
+        type: 'Warning' as const,
+        reason: f.reason,
+        note: `${f.field}: ${f.message}`,
+      })),
+    ...(r.governance === 'conflict'
+      ? [
+          {
+            target: { kind: 'NodePool' as const, name: r.nodePool },
+            type: 'Warning' as const,
+            reason: 'PolicyConflict',
+            note: `RotationPolicies ${r.conflictingPolicies.join(', ')} match this NodePool equally specifically.`,
+          },
+        ]
+      : []),
+    ...r.shortLead.map((claim) => ({
+      target: { kind: 'NodeClaim' as const, name: claim },
+      type: 'Warning' as const,
+      reason: 'ShortLead',
+      note: `NodeClaim ${claim}'s own expireAfter cannot guarantee minRotationChances windows.`,
+    })),
+  ];
+}
+
+function describe(a: Action): Record<string, unknown> {
+  switch (a.type) {
+    case 'annotate':
+      return { action: a.type, kind: a.target.kind, name: a.target.name, set: a.set, remove: a.remove };
+    case 'cordon':
+    case 'uncordon':
+      return { action: a.type, node: a.node };
+    case 'createPod':
+      return { action: a.type, pod: a.pod.metadata.name };
+    case 'deletePod':
+      return { action: a.type, pod: a.name };
+    case 'deleteNodeClaim':
+      return { action: a.type, nodeclaim: a.name };
+    default:
+      return { action: a.type };
+  }
+}
+
+const keyOfPod = (p: Pod): string => `${p.metadata.namespace ?? ''}/${p.metadata.name}`;
+const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));

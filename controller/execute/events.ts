@@ -1,0 +1,111 @@
+// events.k8s.io/v1 Events, in the controller's namespace, from `noderotation.io/controller`.
+// Two kinds arrive here: the engine's transition events (each one happened once: emitted once), and the
+// level-triggered warnings of a pool's report (findings, ShortLead, conflicts), emitted when a condition
+// starts and again only after it has cleared. An identical event repeated within the series window becomes
+// a count on the first one (events.k8s.io's `series`), as client-go's recorder does, so a flapping condition
+// cannot flood the apiserver.
+import { createHash } from 'node:crypto';
+import { rfc3339 } from '../../src/engine/annotations.js';
+import type { Ref } from '../../src/engine/types.js';
+import { boundedCache } from '../../src/util/bounded-cache.js';
+import type { Clock } from '../queue/clock.js';
+import type { KubeClient } from '../kube/client.js';
+
+export const REPORTING_CONTROLLER = 'noderotation.io/controller';
+const SERIES_WINDOW_MS = 6 * 60_000;
+const NOTE_LIMIT = 1024;
+
+export interface EventInput {
+  target: Ref & { uid?: string };
+  type: 'Normal' | 'Warning';
+  reason: string;
+  note: string;
+}
+
+const API_VERSION: Record<Ref['kind'], string> = {
+  NodePool: 'karpenter.sh/v1',
+  NodeClaim: 'karpenter.sh/v1',
+  Node: 'v1',
+  Pod: 'v1',
+};
+
+/** The Event object for one occurrence (pure, so its shape is tested without an apiserver). */
+export function eventObject(e: EventInput, namespace: string, instance: string, now: number): Record<string, unknown> {
+  const micro = rfc3339(now).replace(/(\.\d{3})?Z$/, (_, ms: string | undefined) => `${ms ?? '.000'}000Z`);
+  const id = createHash('sha256')
+    .update(`${e.target.kind}/${e.target.name}/${e.reason}/${e.note}/${now}`)
+    .digest('hex')
+    .slice(0, 10);
+  return {
+    apiVersion: 'events.k8s.io/v1',
+    kind: 'Event',
+    metadata: { name: `${e.target.name.slice(0, 200)}.${id}`, namespace },
+    eventTime: micro,
+    reportingController: REPORTING_CONTROLLER,
+    reportingInstance: instance,
+    action: 'Rotate',
+    reason: e.reason,
+    type: e.type,
+    note: e.note.length > NOTE_LIMIT ? `${e.note.slice(0, NOTE_LIMIT - 1)}…` : e.note,
+    regarding: {
+      apiVersion: API_VERSION[e.target.kind],
+      kind: e.target.kind,
+      name: e.target.name,
+      ...(e.target.namespace ? { namespace: e.target.namespace } : {}),
+      ...(e.target.uid ? { uid: e.target.uid } : {}),
+    },
+  };
+}
+
+export class EventRecorder {
+  /** Recent events by identity, for series counting; bounded. */
+  private readonly recent = boundedCache<string, { name: string; count: number; first: number }>(4096);
+  /** Level-triggered conditions currently active, per NodePool: "reason/target". */
+  private readonly active = new Map<string, Set<string>>();
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly namespace: string,
+    private readonly instance: string,
+    private readonly clock: Clock,
+    private readonly log: (msg: string, fields: Record<string, unknown>) => void,
+  ) {}
+
+  /** Emits one event; a failure is logged, never fails the pass (events are not state). */
+  async emit(e: EventInput): Promise<void> {
+    const now = this.clock.now();
+    const identity = `${e.target.kind}/${e.target.namespace ?? ''}/${e.target.name}/${e.type}/${e.reason}/${e.note}`;
+    const seen = this.recent.get(identity, () => ({ name: '', count: 0, first: now }));
+    try {
+      if (seen.name !== '' && now - seen.first < SERIES_WINDOW_MS) {
+        seen.count++;
+        await this.client.request('PATCH', `/apis/events.k8s.io/v1/namespaces/${this.namespace}/events/${seen.name}`, {
+          contentType: 'application/merge-patch+json',
+          body: { series: { count: seen.count, lastObservedTime: eventObject(e, '', '', now).eventTime } },
+        });
+        return;
+      }
+      const obj = eventObject(e, this.namespace, this.instance, now);
+      await this.client.request('POST', `/apis/events.k8s.io/v1/namespaces/${this.namespace}/events`, { body: obj });
+      Object.assign(seen, { name: (obj.metadata as { name: string }).name, count: 1, first: now });
+    } catch (err) {
+      this.log('could not record an event', { reason: e.reason, target: e.target.name, error: String(err) });
+    }
+  }
+
+  /**
+   * The level-triggered warnings of one pool's pass: those that just became active are emitted; those no
+   * longer reported are forgotten, so they are emitted again if they come back.
+   */
+  async level(nodePool: string, current: EventInput[]): Promise<void> {
+    const key = (e: EventInput): string => `${e.reason}/${e.target.kind}/${e.target.name}`;
+    const before = this.active.get(nodePool) ?? new Set<string>();
+    const now = new Set(current.map(key));
+    this.active.set(nodePool, now);
+    for (const e of current) if (!before.has(key(e))) await this.emit(e);
+  }
+
+  forgetPool(nodePool: string): void {
+    this.active.delete(nodePool);
+  }
+}

@@ -1,0 +1,155 @@
+// A small JSON client for the Kubernetes API. @kubernetes/client-node loads the kubeconfig (file, in-cluster,
+// exec and token refresh) and signs each request; the bodies we send and read are plain JSON, so that what is
+// written is exactly what the code says (merge patches that touch only our keys, resourceVersion and UID
+// preconditions) and what is read keeps its wire form (RFC 3339 strings, never Date objects: the engine's
+// contract, docs/engine-contract.md).
+import http from 'node:http';
+import https from 'node:https';
+import { createInterface } from 'node:readline';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const isConflict = (e: unknown): boolean => e instanceof ApiError && e.status === 409;
+export const isNotFound = (e: unknown): boolean => e instanceof ApiError && e.status === 404;
+export const isGone = (e: unknown): boolean => e instanceof ApiError && e.status === 410;
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface RequestOptions {
+  query?: Query;
+  body?: unknown;
+  /** Defaults to application/json; patches name their type (merge-patch+json, json-patch+json). */
+  contentType?: string;
+  signal?: AbortSignal;
+}
+
+export interface Json {
+  [key: string]: unknown;
+}
+
+/** Counts every request by verb and resource, for the benchmark's "API requests per idle minute". */
+export type RequestObserver = (method: string, path: string, status: number) => void;
+
+export class KubeClient {
+  private agent: { agent: https.Agent; tls: string } | null = null;
+  private readonly server: URL;
+
+  constructor(
+    private readonly kc: KubeConfig,
+    private readonly observe?: RequestObserver,
+  ) {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    this.server = new URL(cluster.server);
+  }
+
+  async request<T = Json>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    const res = await this.send(method, path, opts);
+    const text = await readAll(res);
+    this.observe?.(method, path, res.statusCode ?? 0);
+    if ((res.statusCode ?? 0) >= 300) throw apiError(res.statusCode ?? 0, text);
+    return (text === '' ? {} : JSON.parse(text)) as T;
+  }
+
+  /**
+   * A watch: calls onEvent for each line's {type, object} until the server closes the stream (resolves) or
+   * the request fails (rejects with ApiError). The caller restarts it.
+   */
+  async watch(path: string, query: Query, onEvent: (type: string, object: Json) => void, signal: AbortSignal) {
+    const res = await this.send('GET', path, { query: { ...query, watch: true }, signal });
+    this.observe?.('WATCH', path, res.statusCode ?? 0);
+    if ((res.statusCode ?? 0) !== 200) throw apiError(res.statusCode ?? 0, await readAll(res));
+    const lines = createInterface({ input: res, crlfDelay: Infinity });
+    const abort = (): void => {
+      res.destroy();
+    };
+    signal.addEventListener('abort', abort, { once: true });
+    try {
+      for await (const line of lines) {
+        if (line.trim() === '') continue;
+        const ev = JSON.parse(line) as { type: string; object: Json };
+        onEvent(ev.type, ev.object);
+      }
+    } finally {
+      signal.removeEventListener('abort', abort);
+    }
+  }
+
+  private async send(method: string, path: string, opts: RequestOptions): Promise<http.IncomingMessage> {
+    const url = new URL(this.server.toString().replace(/\/$/, '') + path);
+    for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    const options: https.RequestOptions = {
+      method,
+      protocol: url.protocol,
+      hostname: url.hostname,
+      port: url.port,
+      path: url.pathname + url.search,
+      headers: {
+        Accept: 'application/json',
+        ...(body === undefined
+          ? {}
+          : { 'Content-Type': opts.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(body) }),
+      },
+      signal: opts.signal,
+    };
+    await this.kc.applyToHTTPSOptions(options);
+    // client-node builds a new Agent per call; one keep-alive Agent with the same TLS settings reuses connections.
+    if (url.protocol === 'https:') options.agent = this.agentFor(options);
+    const mod = url.protocol === 'https:' ? https : http;
+    return new Promise((resolve, reject) => {
+      const req = mod.request(options, resolve);
+      req.on('error', reject);
+      req.setTimeout(opts.query?.watch ? 0 : 30_000, () => req.destroy(new Error(`${method} ${path}: timed out`)));
+      if (body !== undefined) req.write(body);
+      req.end();
+    });
+  }
+
+  private agentFor(o: https.RequestOptions): https.Agent {
+    const tls = { ca: o.ca, cert: o.cert, key: o.key, servername: o.servername, reject: o.rejectUnauthorized };
+    const key = JSON.stringify(tls);
+    if (this.agent?.tls !== key) {
+      this.agent?.agent.destroy();
+      const agent = new https.Agent({
+        keepAlive: true,
+        maxSockets: 32,
+        ca: o.ca,
+        cert: o.cert,
+        key: o.key,
+        servername: o.servername,
+        ...(o.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: o.rejectUnauthorized }),
+      });
+      this.agent = { agent, tls: key };
+    }
+    return this.agent.agent;
+  }
+
+  close(): void {
+    this.agent?.agent.destroy();
+  }
+}
+
+async function readAll(res: http.IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of res) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function apiError(status: number, text: string): ApiError {
+  try {
+    const s = JSON.parse(text) as { reason?: string; message?: string };
+    return new ApiError(status, s.reason ?? '', s.message ?? text);
+  } catch {
+    return new ApiError(status, '', text.slice(0, 200));
+  }
+}

@@ -1,0 +1,218 @@
+// One resource kept current in memory by list + watch, client-go's reflector in miniature:
+//  - a paginated list gives the store and a resourceVersion; a watch from that version follows it, asking for
+//    bookmarks so that a quiet resource's version stays fresh (a restart then resumes instead of relisting);
+//  - a watch that ends is resumed from the last version seen; "410 Gone" (the version was compacted away)
+//    means a relist, whose differences are reported as changes so no event is lost;
+//  - failures back off exponentially (1 s to 30 s) and are reported through health();
+//  - objects are reduced to a Shape before they are stored, and an update that changes nothing the engine
+//    reads keeps the stored object (same identity: the engine's caches key on it) and reports nothing.
+import { canonicalJson } from '../../src/util/canonical.js';
+import type { Clock } from '../queue/clock.js';
+import { ApiError, isGone, type Json, type KubeClient, type Query } from './client.js';
+import { pick, type Shape } from './shape.js';
+
+export interface ResourceSpec {
+  /** For logs and health: "nodeclaims". */
+  name: string;
+  /** Collection path, e.g. /apis/karpenter.sh/v1/nodeclaims or /api/v1/namespaces/ns/pods. */
+  path: string;
+  shape: Shape;
+  /** labelSelector / fieldSelector. */
+  query?: Query;
+}
+
+export type ChangeHandler<T> = (key: string, previous: T | undefined, current: T | undefined) => void;
+
+export interface ReflectorHealth {
+  name: string;
+  synced: boolean;
+  lastError: string | null;
+  /** Relists after the first list (410 Gone or a failed resume). */
+  relists: number;
+}
+
+interface Meta {
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+}
+
+const keyOf = (o: Meta): string =>
+  o.metadata?.namespace ? `${o.metadata.namespace}/${o.metadata.name ?? ''}` : (o.metadata?.name ?? '');
+
+/** The part of an object that decides whether it changed for us: everything but its resourceVersion. */
+const contentOf = (o: unknown): string => {
+  const m = o as { metadata?: Record<string, unknown> };
+  return canonicalJson({ ...m, metadata: { ...m.metadata, resourceVersion: undefined } });
+};
+
+export class Reflector<T> {
+  private readonly store = new Map<string, T>();
+  private readonly content = new Map<string, string>();
+  /** The latest resourceVersion per key: an update that only moved it keeps the stored object. */
+  private readonly versions = new Map<string, string>();
+  private version: string | null = null;
+  private synced = false;
+  private lastError: string | null = null;
+  private relists = -1;
+  private failures = 0;
+  private readonly handlers: ChangeHandler<T>[] = [];
+  private syncWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly spec: ResourceSpec,
+    private readonly client: KubeClient,
+    private readonly clock: Clock,
+    /** Watch timeout range in seconds; the server ends each watch within it and we resume. */
+    private readonly watchSeconds: [number, number] = [300, 600],
+  ) {}
+
+  onChange(h: ChangeHandler<T>): void {
+    this.handlers.push(h);
+  }
+
+  get(key: string): T | undefined {
+    return this.store.get(key);
+  }
+
+  list(): T[] {
+    return [...this.store.values()];
+  }
+
+  /** The object's latest resourceVersion (for writes conditioned on it). */
+  resourceVersionOf(key: string): string | undefined {
+    return this.versions.get(key);
+  }
+
+  get size(): number {
+    return this.store.size;
+  }
+
+  health(): ReflectorHealth {
+    return { name: this.spec.name, synced: this.synced, lastError: this.lastError, relists: Math.max(this.relists, 0) };
+  }
+
+  /** Resolves once the first list has been stored. */
+  whenSynced(): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((r) => this.syncWaiters.push(r));
+  }
+
+  /** Runs until `signal` aborts. Never rejects. */
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        if (this.version === null) await this.relist(signal);
+        await this.follow(signal);
+        this.failures = 0;
+      } catch (err) {
+        if (signal.aborted) break;
+        if (isGone(err)) {
+          this.version = null; // compacted: relist now
+          continue;
+        }
+        this.failures++;
+        this.lastError = err instanceof Error ? err.message : String(err);
+        await this.sleep(Math.min(1000 * 2 ** (this.failures - 1), 30_000), signal);
+      }
+    }
+  }
+
+  private async relist(signal: AbortSignal): Promise<void> {
+    const seen = new Set<string>();
+    let cont: string | undefined;
+    let version = '';
+    do {
+      const page = await this.client.request<{
+        items: Json[];
+        metadata: { continue?: string; resourceVersion: string };
+      }>('GET', this.spec.path, { query: { ...this.spec.query, limit: 500, continue: cont }, signal });
+      for (const item of page.items) seen.add(this.upsert(item));
+      cont = page.metadata.continue || undefined;
+      version = page.metadata.resourceVersion;
+    } while (cont);
+    for (const key of [...this.store.keys()]) if (!seen.has(key)) this.remove(key);
+    this.version = version;
+    this.relists++;
+    this.lastError = null;
+    if (!this.synced) {
+      this.synced = true;
+      for (const w of this.syncWaiters) w();
+      this.syncWaiters = [];
+    }
+  }
+
+  private async follow(signal: AbortSignal): Promise<void> {
+    const [lo, hi] = this.watchSeconds;
+    const timeoutSeconds = lo + Math.floor(Math.random() * (hi - lo + 1));
+    await this.client.watch(
+      this.spec.path,
+      {
+        ...this.spec.query,
+        resourceVersion: this.version ?? undefined,
+        allowWatchBookmarks: true,
+        timeoutSeconds,
+      },
+      (type, object) => this.onEvent(type, object),
+      signal,
+    );
+  }
+
+  private onEvent(type: string, object: Json): void {
+    const rv = (object as Meta).metadata?.resourceVersion;
+    switch (type) {
+      case 'ADDED':
+      case 'MODIFIED':
+        this.upsert(object);
+        break;
+      case 'DELETED':
+        this.remove(keyOf(object as Meta));
+        break;
+      case 'BOOKMARK':
+        break;
+      case 'ERROR': {
+        const status = object as { code?: number; message?: string };
+        throw new ApiError(status.code ?? 500, 'WatchError', status.message ?? 'watch error');
+      }
+      default:
+        return;
+    }
+    if (rv) this.version = rv;
+    this.lastError = null;
+  }
+
+  private upsert(raw: Json): string {
+    const obj = pick(raw, this.spec.shape) as T;
+    const key = keyOf(obj as Meta);
+    const content = contentOf(obj);
+    const rv = (obj as Meta).metadata?.resourceVersion;
+    if (rv) this.versions.set(key, rv);
+    const prev = this.store.get(key);
+    if (prev !== undefined && this.content.get(key) === content) return key;
+    this.store.set(key, obj);
+    this.content.set(key, content);
+    for (const h of this.handlers) h(key, prev, obj);
+    return key;
+  }
+
+  private remove(key: string): void {
+    const prev = this.store.get(key);
+    if (prev === undefined) return;
+    this.store.delete(key);
+    this.content.delete(key);
+    this.versions.delete(key);
+    for (const h of this.handlers) h(key, prev, undefined);
+  }
+
+  private sleep(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const t = this.clock.after(ms, resolve);
+      signal.addEventListener(
+        'abort',
+        () => {
+          t.cancel();
+          resolve();
+        },
+        { once: true },
+      );
+    });
+  }
+}

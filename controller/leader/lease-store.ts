@@ -1,0 +1,84 @@
+// The Lease object through the API: reads map to a LeaseRecord, writes are conditioned on resourceVersion
+// (PUT with metadata.resourceVersion: the apiserver answers 409 when someone else wrote in between).
+import { isNotFound, type KubeClient } from '../kube/client.js';
+import type { LeaseStore, StoredLease } from './elector.js';
+import type { LeaseRecord } from './lease.js';
+
+/** The reference controller's Lease name, so that the two never act at the same time during a migration. */
+export const LEASE_NAME = 'node-rotation-controller.noderotation.io';
+
+interface LeaseObject {
+  metadata: { name: string; namespace: string; resourceVersion?: string };
+  spec?: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
+}
+
+/** metav1.MicroTime: RFC 3339 with exactly six fractional digits. */
+export const microTime = (ms: number): string => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+
+const parse = (t: string | undefined): number | null => {
+  if (!t) return null;
+  const ms = Date.parse(t);
+  return Number.isNaN(ms) ? null : ms;
+};
+
+export function toRecord(o: LeaseObject): LeaseRecord | null {
+  if (!o.spec) return null;
+  return {
+    holder: o.spec.holderIdentity ?? '',
+    durationSeconds: o.spec.leaseDurationSeconds ?? 15,
+    acquireTime: parse(o.spec.acquireTime),
+    renewTime: parse(o.spec.renewTime),
+    transitions: o.spec.leaseTransitions ?? 0,
+  };
+}
+
+function toSpec(r: LeaseRecord): NonNullable<LeaseObject['spec']> {
+  return {
+    holderIdentity: r.holder,
+    leaseDurationSeconds: r.durationSeconds,
+    ...(r.acquireTime === null ? {} : { acquireTime: microTime(r.acquireTime) }),
+    ...(r.renewTime === null ? {} : { renewTime: microTime(r.renewTime) }),
+    leaseTransitions: r.transitions,
+  };
+}
+
+export function apiLeaseStore(client: KubeClient, namespace: string, name = LEASE_NAME): LeaseStore {
+  const collection = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`;
+  return {
+    async get(): Promise<StoredLease | null> {
+      try {
+        const o = await client.request<LeaseObject>('GET', `${collection}/${name}`);
+        return { record: toRecord(o), resourceVersion: o.metadata.resourceVersion ?? '' };
+      } catch (e) {
+        if (isNotFound(e)) return null;
+        throw e;
+      }
+    },
+    async create(record) {
+      await client.request('POST', collection, {
+        body: {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name, namespace },
+          spec: toSpec(record),
+        },
+      });
+    },
+    async update(record, resourceVersion) {
+      await client.request('PUT', `${collection}/${name}`, {
+        body: {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name, namespace, resourceVersion },
+          spec: toSpec(record),
+        },
+      });
+    },
+  };
+}

@@ -1,0 +1,96 @@
+// Which objects belong to which NodePool, kept up to date from the watches' change notifications, so that a
+// pool's pass reads only its own objects (its cost does not grow with the fleet) and a watch event maps to
+// the pools it concerns without a scan.
+import { A } from '../../src/engine/annotations.js';
+import { NODEPOOL_LABEL, type NodeClaim } from '../../src/karpenter/types.js';
+import type { Node, Pod } from '../../src/kube/types.js';
+
+type Named = { metadata: { name: string; namespace?: string; labels?: Record<string, string> } };
+
+/** A multimap pool → keys with reverse lookup, for one kind. */
+class Membership {
+  private readonly byPool = new Map<string, Set<string>>();
+  private readonly poolsOf = new Map<string, Set<string>>();
+
+  set(key: string, pools: readonly string[]): void {
+    for (const p of this.poolsOf.get(key) ?? []) this.byPool.get(p)?.delete(key);
+    if (pools.length === 0) {
+      this.poolsOf.delete(key);
+      return;
+    }
+    this.poolsOf.set(key, new Set(pools));
+    for (const p of pools) {
+      let s = this.byPool.get(p);
+      if (!s) this.byPool.set(p, (s = new Set()));
+      s.add(key);
+    }
+  }
+
+  keys(pool: string): string[] {
+    return [...(this.byPool.get(pool) ?? [])].sort();
+  }
+
+  pools(key: string): string[] {
+    return [...(this.poolsOf.get(key) ?? [])];
+  }
+}
+
+export class PoolIndex {
+  readonly claims = new Membership();
+  readonly nodes = new Membership();
+  readonly placeholders = new Membership();
+  /** Claim name → its pool, for marks (surge-for) that name a claim. */
+  private readonly poolOfClaim = new Map<string, string>();
+  /** Node name → claim name (status.nodeName), to find a claim's node and a node's claim. */
+  private readonly nodeOfClaim = new Map<string, string>();
+
+  /** Records a NodeClaim (or its removal); returns the pools it concerned before and after. */
+  claim(key: string, claim: NodeClaim | undefined): string[] {
+    const before = this.claims.pools(key);
+    const pool = claim?.metadata.labels?.[NODEPOOL_LABEL];
+    this.claims.set(key, pool ? [pool] : []);
+    if (claim && pool) this.poolOfClaim.set(key, pool);
+    else this.poolOfClaim.delete(key);
+    if (claim?.status?.nodeName) this.nodeOfClaim.set(key, claim.status.nodeName);
+    else this.nodeOfClaim.delete(key);
+    return union(before, pool ? [pool] : []);
+  }
+
+  /** A Node belongs to the pool of its label and, while it carries surge-for, to the pool of that claim. */
+  node(key: string, node: Node | undefined): string[] {
+    const before = this.nodes.pools(key);
+    const pools = node ? this.poolsOfMarked(node) : [];
+    this.nodes.set(key, pools);
+    return union(before, pools);
+  }
+
+  /** Placeholder Pods belong to the pool of their label, else to the pool of the claim they surge for. */
+  placeholder(key: string, pod: Pod | undefined): string[] {
+    const before = this.placeholders.pools(key);
+    const pools = pod ? this.poolsOfMarked(pod) : [];
+    this.placeholders.set(key, pools);
+    return union(before, pools);
+  }
+
+  nodeNameOf(claim: string): string | undefined {
+    return this.nodeOfClaim.get(claim);
+  }
+
+  poolOf(claim: string): string | undefined {
+    return this.poolOfClaim.get(claim);
+  }
+
+  private poolsOfMarked(o: Named & { metadata: { annotations?: Record<string, string> } }): string[] {
+    const out = new Set<string>();
+    const label = o.metadata.labels?.[NODEPOOL_LABEL];
+    if (label) out.add(label);
+    const surgeFor = o.metadata.labels?.[A.surgeFor] ?? o.metadata.annotations?.[A.surgeFor];
+    const owner = surgeFor ? this.poolOfClaim.get(surgeFor) : undefined;
+    if (owner) out.add(owner);
+    return [...out].sort();
+  }
+}
+
+function union(a: readonly string[], b: readonly string[]): string[] {
+  return [...new Set([...a, ...b])].sort();
+}

@@ -1,0 +1,125 @@
+// A RotationPolicy's status, computed (purely) from its validation and the latest report of each NodePool it
+// matches. Conditions:
+//  - Ready, with the reference's reasons: Accepted (it governs its NodePools), Invalid (the spec fails
+//    validation or a governed NodePool's schedule cannot work: message names the field and the fix),
+//    Conflict (an equal-specificity tie: message names the policies and the NodePool);
+//  - Stalled (kstatus): True exactly when Ready is False — nothing will happen until a person acts;
+//  - Reconciling (kstatus): True while a rotation is in flight in a NodePool it governs.
+// lastTransitionTime changes only when a condition's status does, as metav1.Condition requires.
+import type { FieldError } from '../../src/api/validate.js';
+import type { PoolReport } from '../../src/engine/types.js';
+import { canonicalJson } from '../../src/util/canonical.js';
+
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  observedGeneration: number;
+  lastTransitionTime: string;
+  reason: string;
+  message: string;
+}
+
+export interface PolicyStatus {
+  observedGeneration: number;
+  matchedNodePools: number;
+  rotatingNodePools: number;
+  conditions: Condition[];
+}
+
+export interface StatusInput {
+  name: string;
+  generation: number;
+  invalid: FieldError[];
+  /** Reports of every NodePool this policy governs or ties for, in name order. */
+  reports: PoolReport[];
+  previous: Condition[];
+  now: string;
+}
+
+const MAX_MESSAGE = 4096;
+
+const fieldMessage = (e: FieldError): string =>
+  `${e.path}: found ${e.found}; allowed: ${e.allowed}${e.reason ? ` (${e.reason})` : ''}`;
+
+export function policyStatus(i: StatusInput): PolicyStatus {
+  const governed = i.reports.filter((r) => r.governance === 'governed' && r.policy === i.name);
+  const conflicts = i.reports.filter((r) => r.governance === 'conflict');
+  const rotating = governed.filter((r) => r.inProgress);
+  const fatal = governed.flatMap((r) =>
+    r.findings
+      .filter((f) => f.severity === 'fatal')
+      .map((f) => `NodePool ${r.nodePool}: ${f.field}: ${f.message} (${f.reason})`),
+  );
+
+  let ready: Pick<Condition, 'status' | 'reason' | 'message'>;
+  if (i.invalid.length > 0) {
+    ready = {
+      status: 'False',
+      reason: 'Invalid',
+      message: `The spec is invalid, so no NodePool is rotated by it. ${i.invalid.map(fieldMessage).join('; ')}. Fix these fields.`,
+    };
+  } else if (conflicts.length > 0) {
+    ready = {
+      status: 'False',
+      reason: 'Conflict',
+      message: conflicts
+        .map(
+          (r) =>
+            `RotationPolicies ${r.conflictingPolicies.join(', ')} match NodePool ${r.nodePool} equally specifically, ` +
+            'so it is not rotated. Make one selector more specific or name the NodePool in spec.nodePools.',
+        )
+        .join(' '),
+    };
+  } else if (fatal.length > 0) {
+    ready = { status: 'False', reason: 'Invalid', message: `${fatal.join(' ')}` };
+  } else {
+    ready = {
+      status: 'True',
+      reason: 'Accepted',
+      message: `Governs ${governed.length} NodePool${governed.length === 1 ? '' : 's'}.`,
+    };
+  }
+  const stalled: Pick<Condition, 'status' | 'reason' | 'message'> =
+    ready.status === 'False'
+      ? { status: 'True', reason: ready.reason, message: ready.message }
+      : { status: 'False', reason: 'Accepted', message: 'Nothing blocks this policy.' };
+  const reconciling: Pick<Condition, 'status' | 'reason' | 'message'> =
+    rotating.length > 0
+      ? {
+          status: 'True',
+          reason: 'Rotating',
+          message: `Rotating ${rotating.map((r) => `${r.activeRotation ?? '?'} in NodePool ${r.nodePool}`).join(', ')}.`,
+        }
+      : { status: 'False', reason: 'Idle', message: 'No rotation in flight.' };
+
+  const conditions = (
+    [
+      ['Ready', ready],
+      ['Reconciling', reconciling],
+      ['Stalled', stalled],
+    ] as const
+  ).map(([type, c]) => condition(type, c, i));
+  return {
+    observedGeneration: i.generation,
+    matchedNodePools: governed.length,
+    rotatingNodePools: rotating.length,
+    conditions,
+  };
+}
+
+function condition(type: string, c: Pick<Condition, 'status' | 'reason' | 'message'>, i: StatusInput): Condition {
+  const prev = i.previous.find((p) => p.type === type);
+  return {
+    type,
+    status: c.status,
+    observedGeneration: i.generation,
+    lastTransitionTime: prev && prev.status === c.status ? prev.lastTransitionTime : i.now,
+    reason: c.reason,
+    message: c.message.length > MAX_MESSAGE ? `${c.message.slice(0, MAX_MESSAGE - 1)}…` : c.message,
+  };
+}
+
+/** Whether writing `next` would change anything a reader sees (so an unchanged status is never written). */
+export function statusChanged(prev: Partial<PolicyStatus> | undefined, next: PolicyStatus): boolean {
+  return canonicalJson(prev ?? {}) !== canonicalJson(next);
+}
