@@ -1,0 +1,152 @@
+// The controller as a process against real Karpenter: a governed NodePool's node, past its age threshold
+// inside an open window, is rotated surge-first — the surge NodeClaim Ready before the old one is deleted,
+// the workload moved onto it, every marker of ours gone — and the metrics, events and status say so.
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { A } from '../../src/engine/annotations.js';
+import type { RotationPolicy } from '../../src/generated/api-types.js';
+import { fakeContainer, onPool, useCluster } from './helpers/context.js';
+import { ControllerProcess } from './helpers/controller-process.js';
+import { metricSum, podRunningReady, waitFor } from './helpers/k8s.js';
+import {
+  createRotationPolicy,
+  deleteRotationPolicy,
+  eventsV1,
+  getRotationPolicy,
+  installNoderotation,
+} from './helpers/noderotation-api.js';
+
+const ALL_DAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
+
+describe('the controller rotates a node surge-first', () => {
+  const { kube, res } = useCluster();
+  const controllers: ControllerProcess[] = [];
+  const policies: string[] = [];
+
+  beforeAll(() => installNoderotation());
+
+  afterEach(async () => {
+    for (const c of controllers.splice(0)) await c.kill();
+    for (const p of policies.splice(0)) await deleteRotationPolicy(kube, p);
+  });
+
+  it('happy path: surge Ready before the old claim is deleted, workload moved, markers gone, observed', async () => {
+    const ns = await res.namespace('e2e-ctl');
+    const priorityClass = await res.priorityClass('e2e-ctl-ph', -10, 'Never');
+    const pool = await res.nodePool('e2e-ctl', {
+      expireAfter: '720h',
+      terminationGracePeriod: '2m',
+      taints: [{ key: 'e2e', value: 'ctl', effect: 'NoSchedule' }],
+      requirements: [
+        { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] },
+        { key: 'kubernetes.io/os', operator: 'In', values: ['linux'] },
+        { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+      ],
+    });
+    await kube.apps.createNamespacedDeployment({
+      namespace: ns,
+      body: {
+        metadata: { name: 'app' },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: 'app' } },
+          template: {
+            metadata: { labels: { app: 'app' } },
+            spec: {
+              nodeSelector: onPool(pool),
+              tolerations: [{ key: 'e2e', operator: 'Equal', value: 'ctl', effect: 'NoSchedule' }],
+              terminationGracePeriodSeconds: 1,
+              containers: [fakeContainer('1', '512Mi')],
+            },
+          },
+        },
+      },
+    });
+    const [oldClaim] = await waitFor(
+      'the first NodeClaim Ready with the app running on it',
+      async () => {
+        const claims = (await kube.nodeClaims(pool)).filter((c) => c.status?.conditions?.some(readyTrue));
+        const pods = await kube.pods(ns, 'app=app');
+        return claims.length === 1 && pods.some(podRunningReady) ? claims : undefined;
+      },
+      { timeoutMs: 180_000 },
+    );
+    const oldName = oldClaim!.metadata.name;
+
+    // The window is always open and every node is past its threshold at once; cooldownAfter keeps it to one.
+    const policy: RotationPolicy = {
+      apiVersion: 'noderotation.io/v1alpha1',
+      kind: 'RotationPolicy',
+      metadata: { name: `${pool}-policy` },
+      spec: {
+        nodePools: [pool],
+        maintenanceWindows: [{ timezone: 'UTC', days: [...ALL_DAYS], start: '00:00', end: '00:00' }],
+        ageThreshold: '1s',
+        surge: { readyTimeout: '5m', cooldownAfter: '30m', placeholder: { priorityClassName: priorityClass } },
+      },
+    };
+    await createRotationPolicy(kube, policy);
+    policies.push(policy.metadata.name);
+
+    const controller = new ControllerProcess(ns);
+    controllers.push(controller);
+    await controller.start();
+
+    const replacement = await waitFor(
+      'the old NodeClaim gone and one Ready replacement',
+      async () => {
+        const claims = await kube.nodeClaims(pool);
+        if (claims.some((c) => c.metadata.name === oldName)) return undefined;
+        const ready = claims.filter((c) => c.status?.conditions?.some(readyTrue));
+        return ready.length === 1 ? ready[0] : undefined;
+      },
+      { timeoutMs: 300_000, intervalMs: 1000, describe: () => controller.tail() },
+    );
+
+    // Surge first: the replacement was Ready before the controller deleted the old NodeClaim.
+    const deleted = controller.logs.find((l) => l.action === 'deleteNodeClaim' && l.nodeclaim === oldName);
+    expect(deleted, controller.tail(40)).toBeDefined();
+    const readyAt = Date.parse(
+      (replacement!.status!.conditions!.find(readyTrue) as { lastTransitionTime?: string })
+        .lastTransitionTime as string,
+    );
+    expect(readyAt).toBeLessThanOrEqual(Date.parse(deleted!.ts as string));
+
+    const surgeNode = replacement!.status!.nodeName as string;
+    await waitFor(
+      'the app running on the surge node',
+      async () => (await kube.pods(ns, 'app=app')).some((p) => podRunningReady(p) && p.spec?.nodeName === surgeNode),
+      { timeoutMs: 120_000 },
+    );
+    await waitFor('the RotationCompleted event and the success counted', async () => {
+      const reasons = (await eventsV1(kube, ns)).map((e) => e.reason);
+      const metrics = await controller.metrics();
+      return reasons.includes('RotationCompleted') &&
+        metricSum(metrics, 'noderotation_completed_total', { nodepool: pool, outcome: 'success' }) === 1
+        ? true
+        : undefined;
+    });
+    const reasons = (await eventsV1(kube, ns)).filter((e) => e.regarding?.name === pool).map((e) => e.reason);
+    expect(reasons).toEqual(expect.arrayContaining(['RotationStarted', 'DrainStarted', 'RotationCompleted']));
+
+    // Nothing of ours is left: not on the surge node, not on the pool (but last-rotation-at), no placeholder.
+    const node = await kube.getNode(surgeNode);
+    expect(ours(node?.metadata?.annotations)).toEqual([]);
+    expect(node?.spec?.unschedulable ?? false).toBe(false);
+    const poolAnn = (await kube.getNodePool(pool))?.metadata.annotations ?? {};
+    expect(ours(poolAnn)).toEqual([A.lastRotationAt]);
+    expect((await kube.pods(ns)).filter((p) => p.metadata?.name?.startsWith('noderotation-surge-'))).toEqual([]);
+    const status = (await getRotationPolicy(kube, policy.metadata.name))?.status as
+      { matchedNodePools?: number; conditions?: { type: string; status: string; reason: string }[] } | undefined;
+    expect(status?.matchedNodePools).toBe(1);
+    expect(status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', reason: 'Accepted' });
+
+    expect(await controller.stop()).toBe(0);
+    expect(controller.errors()).toEqual([]);
+  });
+});
+
+const readyTrue = (c: { type: string; status: string }): boolean => c.type === 'Ready' && c.status === 'True';
+const ours = (ann: Record<string, string> | undefined): string[] =>
+  Object.keys(ann ?? {})
+    .filter((k) => k.startsWith('noderotation.io/') || k === A.doNotDisrupt)
+    .sort();
