@@ -69,10 +69,14 @@ export class KubeClient {
     this.observe?.('WATCH', path, res.statusCode ?? 0);
     if ((res.statusCode ?? 0) !== 200) throw apiError(res.statusCode ?? 0, await readAll(res));
     const lines = createInterface({ input: res, crlfDelay: Infinity });
-    const abort = (): void => {
+    // A destroyed response does not always end readline's iterator: close it explicitly on abort and on close.
+    const end = (): void => {
       res.destroy();
+      lines.close();
     };
-    signal.addEventListener('abort', abort, { once: true });
+    res.once('close', end);
+    signal.addEventListener('abort', end, { once: true });
+    if (signal.aborted) end();
     try {
       for await (const line of lines) {
         if (line.trim() === '') continue;
@@ -80,7 +84,7 @@ export class KubeClient {
         onEvent(ev.type, ev.object);
       }
     } finally {
-      signal.removeEventListener('abort', abort);
+      signal.removeEventListener('abort', end);
     }
   }
 
