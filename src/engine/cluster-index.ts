@@ -14,7 +14,10 @@ export interface ClusterIndex {
   claimOfNode(node: Node): NodeClaim | undefined;
   node(name: string): Node | undefined;
   claim(name: string): NodeClaim | undefined;
+  /** The Pods on a node; [] (and the node recorded in missingPods) when the snapshot does not carry them. */
   podsOn(nodeName: string): Pod[];
+  /** Nodes asked for through podsOn whose Pods the snapshot does not carry (Snapshot.podsOfNodes). */
+  missingPods(): string[];
   placeholderFor(claimName: string): Pod | undefined;
   claimsOf(pool: string): NodeClaim[];
   nodesMarkedFor(claimName: string): Node[];
@@ -168,7 +171,19 @@ function claimsOfPool(claims: readonly NodeClaim[], c: ClaimMaps, pool: string):
   return list;
 }
 
+const supplied = new WeakMap<readonly string[], ReadonlySet<string>>();
+function suppliedNodes(list: readonly string[]): ReadonlySet<string> {
+  let set = supplied.get(list);
+  if (!set) {
+    set = new Set(list);
+    supplied.set(list, set);
+  }
+  return set;
+}
+
 export function indexSnapshot(s: Snapshot): ClusterIndex {
+  const complete = s.podsOfNodes ? suppliedNodes(s.podsOfNodes) : null;
+  const missing = new Set<string>();
   const nodes = s.nodes;
   const claims = s.nodeClaims;
   const n = nodeMaps(nodes);
@@ -181,7 +196,11 @@ export function indexSnapshot(s: Snapshot): ClusterIndex {
     claimOfNode: (node) => at(claims, l.claimOfNode.get(n.byName.get(node.metadata.name) as number)),
     node: (name) => at(nodes, n.byName.get(name)),
     claim: (name) => at(claims, c.byName.get(name)),
-    podsOn: (name) => p.byNode.get(name) ?? [],
+    podsOn: (name) => {
+      if (complete && !complete.has(name)) missing.add(name);
+      return p.byNode.get(name) ?? [];
+    },
+    missingPods: () => [...missing].sort(),
     placeholderFor: (name) => p.placeholders.get(name),
     claimsOf: (pool) => claimsOfPool(claims, c, pool),
     // Markers change with every annotation, and this is only asked on the way out of a rotation.

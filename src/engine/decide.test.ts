@@ -177,24 +177,28 @@ describe('§3.8 rollback', () => {
   const base = snapshot({ claims: [claim('old', { createdAt: OLD })] });
   const started = (): Snapshot => run(base, IN_WINDOW).s;
 
-  it('new node not Ready within readyTimeout: reap the induced claim, remove the placeholder, unfreeze, record failure', () => {
-    const s = provisionSurge(started(), IN_WINDOW + 60_000, { ready: false });
-    const t = IN_WINDOW + 16 * 60_000;
-    const r = run(s, t);
-    expect(kinds(r.actions)).toEqual([
-      'deleteNodeClaim:surge-1',
-      'deletePod:noderotation-surge-old',
-      'annotate:Node/node-old',
-      'uncordon:node-old',
-      'annotate:NodeClaim/old',
-      'annotate:NodePool/general',
-    ]);
-    expect(ann(r.s, 'nodeClaims', 'old')).toEqual({ [A.state]: 'failed', [A.failedAt]: iso(t), [A.retryCount]: '1' });
-    expect(ann(r.s, 'nodePools', 'general')).toEqual({ [A.lastFailureAt]: iso(t) });
-    expect(ann(r.s, 'nodes', 'node-old')).toEqual({});
-    expect(r.s.nodes.find((n) => n.metadata.name === 'node-old')?.spec.unschedulable).toBe(false);
-    expect(events(r.actions)).toEqual(['RotationFailed']);
-  });
+  it(
+    'new node not Ready within readyTimeout: reap the induced claim, remove the placeholder, unfreeze, ' +
+      'record failure',
+    () => {
+      const s = provisionSurge(started(), IN_WINDOW + 60_000, { ready: false });
+      const t = IN_WINDOW + 16 * 60_000;
+      const r = run(s, t);
+      expect(kinds(r.actions)).toEqual([
+        'deleteNodeClaim:surge-1',
+        'deletePod:noderotation-surge-old',
+        'annotate:Node/node-old',
+        'uncordon:node-old',
+        'annotate:NodeClaim/old',
+        'annotate:NodePool/general',
+      ]);
+      expect(ann(r.s, 'nodeClaims', 'old')).toEqual({ [A.state]: 'failed', [A.failedAt]: iso(t), [A.retryCount]: '1' });
+      expect(ann(r.s, 'nodePools', 'general')).toEqual({ [A.lastFailureAt]: iso(t) });
+      expect(ann(r.s, 'nodes', 'node-old')).toEqual({});
+      expect(r.s.nodes.find((n) => n.metadata.name === 'node-old')?.spec.unschedulable).toBe(false);
+      expect(events(r.actions)).toEqual(['RotationFailed']);
+    },
+  );
 
   it.each([
     {
@@ -220,23 +224,27 @@ describe('§3.8 rollback', () => {
     expect(decide(s, IN_WINDOW + 30 * 60_000).actions).toEqual([]);
   });
 
-  it('controller died mid-surge: deciding on the anchored state resumes it (markers re-asserted, placeholder recreated)', () => {
-    const s = started();
-    const crashed: Snapshot = {
-      ...s,
-      pods: [],
-      nodes: s.nodes.map((n) => ({
-        ...n,
-        metadata: { ...n.metadata, annotations: {} },
-        spec: { ...n.spec, unschedulable: false },
-      })),
-    };
-    expect(kinds(decide(crashed, IN_WINDOW + 5 * 60_000).actions)).toEqual([
-      'annotate:Node/node-old',
-      'cordon:node-old',
-      'createPod:noderotation-surge-old',
-    ]);
-  });
+  it(
+    'controller died mid-surge: deciding on the anchored state resumes it ' +
+      '(markers re-asserted, placeholder recreated)',
+    () => {
+      const s = started();
+      const crashed: Snapshot = {
+        ...s,
+        pods: [],
+        nodes: s.nodes.map((n) => ({
+          ...n,
+          metadata: { ...n.metadata, annotations: {} },
+          spec: { ...n.spec, unschedulable: false },
+        })),
+      };
+      expect(kinds(decide(crashed, IN_WINDOW + 5 * 60_000).actions)).toEqual([
+        'annotate:Node/node-old',
+        'cordon:node-old',
+        'createPod:noderotation-surge-old',
+      ]);
+    },
+  );
 
   it('Karpenter force-expires the claim while pending: expired, released, never re-selected', () => {
     const s = started();
@@ -297,22 +305,29 @@ describe('gates, freezes and backoff', () => {
     expect(decide(snapshot({ policies: [p], claims }), IN_WINDOW + HOUR + 60_000).actions.length).toBeGreaterThan(0);
   });
 
-  it('a freeze holds escalation of a pending rotation but keeps bookkeeping, and a freeze past readyTimeout rolls back', () => {
-    let s = run(snapshot({ claims }), IN_WINDOW).s;
-    s = {
-      ...s,
-      pods: [],
-      nodePools: s.nodePools.map((p) => ({
-        ...p,
-        metadata: { ...p.metadata, annotations: { ...p.metadata.annotations, [A.freeze]: iso(IN_WINDOW + 2 * HOUR) } },
-      })),
-    };
-    s = { ...s, nodes: s.nodes.map((n) => ({ ...n, metadata: { ...n.metadata, annotations: {} } })) };
-    const held = decide(s, IN_WINDOW + 5 * 60_000);
-    expect(kinds(held.actions)).toEqual(['annotate:Node/node-old']); // markers yes, placeholder no
-    expect(held.pools[0]?.report.idle).toBe('frozen: escalation is suspended');
-    expect(events(decide(s, IN_WINDOW + 16 * 60_000).actions)).toEqual(['RotationFailed']);
-  });
+  it(
+    'a freeze holds escalation of a pending rotation but keeps bookkeeping, ' +
+      'and a freeze past readyTimeout rolls back',
+    () => {
+      let s = run(snapshot({ claims }), IN_WINDOW).s;
+      s = {
+        ...s,
+        pods: [],
+        nodePools: s.nodePools.map((p) => ({
+          ...p,
+          metadata: {
+            ...p.metadata,
+            annotations: { ...p.metadata.annotations, [A.freeze]: iso(IN_WINDOW + 2 * HOUR) },
+          },
+        })),
+      };
+      s = { ...s, nodes: s.nodes.map((n) => ({ ...n, metadata: { ...n.metadata, annotations: {} } })) };
+      const held = decide(s, IN_WINDOW + 5 * 60_000);
+      expect(kinds(held.actions)).toEqual(['annotate:Node/node-old']); // markers yes, placeholder no
+      expect(held.pools[0]?.report.idle).toBe('frozen: escalation is suspended');
+      expect(events(decide(s, IN_WINDOW + 16 * 60_000).actions)).toEqual(['RotationFailed']);
+    },
+  );
 
   it('a draining rotation continues through a freeze', () => {
     let s = run(provisionSurge(run(snapshot({ claims }), IN_WINDOW).s, IN_WINDOW + 60_000), IN_WINDOW + 2 * 60_000).s;

@@ -94,13 +94,21 @@ export function sizePlaceholder(claim: NodeClaim, pods: readonly Pod[], wholeNod
     else reschedulable = add(reschedulable, podRequests(p));
   }
   const allocatable = claim.status?.allocatable;
-  if (!allocatable) return { kind: 'fits', requests: reschedulable, reschedulable, excluded }; // no clamp without allocatable
+  // No allocatable, no clamp.
+  if (!allocatable) return { kind: 'fits', requests: reschedulable, reschedulable, excluded };
   const limit: Resources = {};
   for (const [k, v] of Object.entries(allocatable)) limit[k] = Math.max(0, parseQuantity(v) - (daemonSets[k] ?? 0));
   const wanted: Resources = { ...reschedulable };
-  if (wholeNode) for (const k of ['cpu', 'memory']) if (limit[k] !== undefined) wanted[k] = limit[k] as number;
+  if (wholeNode)
+    for (const k of ['cpu', 'memory']) {
+      const cap = limit[k];
+      if (cap !== undefined) wanted[k] = cap;
+    }
   const exhausted = Object.keys(wanted)
-    .filter((k) => limit[k] !== undefined && (limit[k] as number) <= 0 && (wanted[k] as number) > 0)
+    .filter((k) => {
+      const cap = limit[k];
+      return cap !== undefined && cap <= 0 && (wanted[k] ?? 0) > 0;
+    })
     .sort();
   if (exhausted.length > 0) return { kind: 'refused', requests: wanted, reschedulable, exhausted, excluded };
   const requests: Resources = {};
