@@ -18,7 +18,7 @@ function pool(spec: Partial<NodePool['spec']['template']['spec']> = {}, extra: P
     metadata: { name: 'general' },
     spec: { template: { spec: { expireAfter: '336h', terminationGracePeriod: '1h', ...spec } }, ...(extra.spec ?? {}) },
     ...(extra.status ? { status: extra.status } : {}),
-  } as NodePool;
+  };
 }
 
 function run(

@@ -48,7 +48,7 @@ export function policyParams(spec: RotationPolicySpec): PolicyParams {
     retryBackoff: parseDuration(surge.retryBackoff as string),
     drainEstimate: opt(surge.drainEstimate),
     provisioningEstimate: opt(surge.provisioningEstimate),
-    requiredKeys: requiredKeysExplicit ? [...(required as string[])] : [...DEFAULT_REQUIRED_KEYS],
+    requiredKeys: requiredKeysExplicit ? [...required] : [...DEFAULT_REQUIRED_KEYS],
     preferredKeys: [...(surge.matchNodeRequirements?.preferred ?? [])],
     requiredKeysExplicit,
     forcefulFallback: surge.forcefulFallback?.enabled === true,

@@ -3,7 +3,7 @@
 // is not longer than K·P + t_rot can no longer be guaranteed K windows. It is still rotated, as early as it can.
 import type { NodeClaim } from '../karpenter/types.js';
 import { formatHuman as h, parseDuration, parseExpireAfter } from '../util/duration.js';
-import { rotationBound } from './derive.js';
+import { rotationBound } from './terms.js';
 import { finding, type Finding } from './findings.js';
 
 export interface ShortLeadInput {
@@ -29,11 +29,12 @@ export function shortLeadClaims(input: ShortLeadInput): { claim: NodeClaim; expi
 }
 
 export function shortLeadFindings(input: ShortLeadInput): Finding[] {
-  return shortLeadClaims(input).map(({ claim, expireAfter, leadTime }) =>
-    finding(
-      'ShortLead',
-      `NodeClaim ${claim.metadata.name} spec.expireAfter`,
-      `NodeClaim ${claim.metadata.name} has expireAfter ${h(expireAfter)}, not longer than its lead time ${h(leadTime)}: it cannot be guaranteed ${input.minRotationChances} windows and is rotated at the earliest opportunity. Replace it or lengthen the NodePool's expireAfter.`,
-    ),
-  );
+  return shortLeadClaims(input).map(({ claim, expireAfter, leadTime }) => {
+    const name = claim.metadata.name;
+    const message =
+      `NodeClaim ${name} has expireAfter ${h(expireAfter)}, not longer than its lead time ${h(leadTime)}: ` +
+      `it cannot be guaranteed ${input.minRotationChances} windows and is rotated at the earliest opportunity. ` +
+      "Replace it or lengthen the NodePool's expireAfter.";
+    return finding('ShortLead', `NodeClaim ${name} spec.expireAfter`, message);
+  });
 }
