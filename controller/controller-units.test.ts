@@ -9,7 +9,7 @@ import { jsonLogger } from './log.js';
 import { ControllerUsageError, parseControllerFlags, resourceOf } from './main.js';
 import { ControllerMetrics } from './metrics.js';
 import { NODE, pick, POD } from './kube/shape.js';
-import { involvedNodes } from './state/snapshot.js';
+import { anchoredNodes } from './state/snapshot.js';
 import { policyStatus } from './status/policy-status.js';
 
 describe('shapes keep exactly what the engine reads', () => {
@@ -75,7 +75,7 @@ describe('shapes keep exactly what the engine reads', () => {
   });
 });
 
-describe('involvedNodes: the nodes whose Pods a pass lists', () => {
+describe('anchoredNodes: the nodes whose Pods a pass lists before deciding', () => {
   const claim = (name: string, node: string, ann: Record<string, string> = {}) => ({
     apiVersion: 'karpenter.sh/v1' as const,
     kind: 'NodeClaim' as const,
@@ -84,7 +84,6 @@ describe('involvedNodes: the nodes whose Pods a pass lists', () => {
     status: { nodeName: node },
   });
   const snapshot = (poolAnn: Record<string, string>) => ({
-    policies: [],
     nodePools: [
       {
         apiVersion: 'karpenter.sh/v1' as const,
@@ -94,25 +93,15 @@ describe('involvedNodes: the nodes whose Pods a pass lists', () => {
       },
     ],
     nodeClaims: [claim('c1', 'n1', { [A.surgeClaim]: 'c9' }), claim('c2', 'n2'), claim('c9', 'n9')],
-    nodes: [{ metadata: { name: 'n7', annotations: { [A.surgeFor]: 'c1' } }, spec: {} }],
-    pods: [],
-    namespace: 'ns',
   });
-  it('idle pool, idle decision: none (no Pod list at all)', () => {
-    expect(involvedNodes(snapshot({}), { pools: [], actions: [] })).toEqual([]);
+  it('an idle pool: none (no Pod list at all)', () => {
+    expect(anchoredNodes(snapshot({}))).toEqual([]);
   });
-  it('a rotation in flight: the candidate, its surge claim and nodes marked surge-for it', () => {
-    expect(involvedNodes(snapshot({ [A.activeRotation]: 'c1' }), null)).toEqual(['n1', 'n7', 'n9']);
+  it('a rotation in flight: the anchored claim’s node and its surge claim’s node', () => {
+    expect(anchoredNodes(snapshot({ [A.activeRotation]: 'c1' }))).toEqual(['n1', 'n9']);
   });
-  it('a decision that anchors a candidate: its node (to size the placeholder)', () => {
-    const anchor = {
-      type: 'annotate' as const,
-      target: { kind: 'NodePool' as const, name: 'p' },
-      set: { [A.activeRotation]: 'c2' },
-      remove: [],
-      reason: 'start',
-    };
-    expect(involvedNodes(snapshot({}), { pools: [], actions: [anchor] })).toEqual(['n2']);
+  it('an anchor naming a claim that is gone: nothing to list', () => {
+    expect(anchoredNodes(snapshot({ [A.activeRotation]: 'zz' }))).toEqual([]);
   });
 });
 

@@ -4,6 +4,7 @@
 import { validateAgainst } from '../src/api/validate.js';
 import { rfc3339 } from '../src/engine/annotations.js';
 import { decide } from '../src/engine/decide.js';
+import { toEngineSnapshot } from '../src/engine/boundary.js';
 import { sweep } from '../src/engine/sweep.js';
 import type { Action, PoolDecision, PoolReport, Snapshot } from '../src/engine/types.js';
 import type { RotationPolicy } from '../src/generated/api-types.js';
@@ -19,7 +20,7 @@ import type { ControllerMetrics } from './metrics.js';
 import type { Clock } from './queue/clock.js';
 import { WorkQueue } from './queue/work-queue.js';
 import { PoolIndex } from './state/pool-index.js';
-import { involvedNodes, poolSnapshot } from './state/snapshot.js';
+import { anchoredNodes, poolSnapshot, type PoolWorld } from './state/snapshot.js';
 import { policyStatus, statusChanged, type Condition } from './status/policy-status.js';
 
 export interface ControllerOptions {
@@ -168,7 +169,7 @@ export class Controller {
     return out;
   }
 
-  private world(pool: NodePool): Omit<Snapshot, 'pods'> & { placeholders: Pod[] } {
+  private world(pool: NodePool): PoolWorld {
     const name = pool.metadata.name;
     const get = <T>(r: Reflector<T>, keys: string[]): T[] =>
       keys.map((k) => r.get(k)).filter((x): x is T => x !== undefined);
@@ -195,48 +196,26 @@ export class Controller {
   }
 
   /**
-   * One NodePool's pass. The engine is asked first without workload Pods to learn which nodes matter, then
-   * with the Pods of those nodes; the second decision is the one carried out.
+   * One NodePool's pass: decide with the Pods of the nodes the anchor names, add the Pods of any node the engine
+   * says it is missing and decide again (bounded), then carry the actions out in order.
    */
   private async pass(poolName: string, signal: AbortSignal): Promise<{ requeueAt: number | null }> {
     const pool = this.nodePools.get(poolName);
     if (!pool) return { requeueAt: null };
     const log = this.o.log.with({ nodepool: poolName });
     const w = this.world(pool);
-    const base = poolSnapshot(
-      {
-        policies: w.policies,
-        pool,
-        claims: w.nodeClaims,
-        nodes: w.nodes,
-        placeholders: w.placeholders,
-        namespace: w.namespace,
-      },
-      [],
-    );
     const now = this.o.clock.now();
-    let decision = decide(base, now);
-    let fetched: string[] = [];
-    let snapshot = base;
-    for (let round = 0; round < 3; round++) {
-      const wanted = involvedNodes(snapshot, decision);
-      if (wanted.every((n) => fetched.includes(n))) break;
-      fetched = [...new Set([...fetched, ...wanted])].sort();
-      snapshot = poolSnapshot(
-        {
-          policies: w.policies,
-          pool,
-          claims: w.nodeClaims,
-          nodes: w.nodes,
-          placeholders: w.placeholders,
-          namespace: w.namespace,
-        },
-        await this.podsOn(fetched, signal),
-      );
-      decision = decide(snapshot, now);
+    let nodes = anchoredNodes(w);
+    let pods = await this.podsOn(nodes, signal);
+    let decision = decide(poolSnapshot(w, pods, nodes), now);
+    for (let round = 0; round < 3 && decision.missingPods.some((n) => !nodes.includes(n)); round++) {
+      const more = decision.missingPods.filter((n) => !nodes.includes(n));
+      pods = [...pods, ...(await this.podsOn(more, signal))];
+      nodes = [...nodes, ...more].sort();
+      decision = decide(poolSnapshot(w, pods, nodes), now);
     }
     const mine = decision.pools.find((p) => p.nodePool === poolName) as PoolDecision;
-    await this.carryOut(mine.actions, log, signal);
+    await this.carryOut(mine.actions, log.with(activeClaim(mine)), signal);
     this.reports.set(poolName, mine.report);
     this.o.metrics.report(mine.report, mine.report.windowOpen);
     await this.events.level(poolName, levelWarnings(mine.report));
@@ -274,14 +253,15 @@ export class Controller {
   }
 
   private async runSweep(): Promise<void> {
-    const s: Snapshot = {
+    const s: Snapshot = toEngineSnapshot({
       policies: this.enginePolicies(),
       nodePools: this.nodePools.list(),
       nodeClaims: this.nodeClaims.list(),
       nodes: this.nodes.list(),
       pods: this.placeholders.list(),
       namespace: this.o.namespace,
-    };
+      podsOfNodes: [],
+    });
     const actions = sweep(s);
     if (actions.length > 0) this.o.log.info('start-up sweep', { actions: actions.length });
     await this.carryOut(actions, this.o.log.with({ phase: 'sweep' }), new AbortController().signal);
@@ -342,6 +322,11 @@ function levelWarnings(r: PoolReport) {
       note: `NodeClaim ${claim}'s own expireAfter cannot guarantee minRotationChances windows.`,
     })),
   ];
+}
+
+/** The claim of the rotation in flight (or just started), for every log line of the pass. */
+function activeClaim(d: PoolDecision): Record<string, string> {
+  return d.report.activeRotation ? { nodeclaim: d.report.activeRotation } : {};
 }
 
 function describe(a: Action): Record<string, unknown> {

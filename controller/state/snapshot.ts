@@ -2,73 +2,56 @@
 // There is no cluster-wide Pod cache: the Pods the engine reads (for placeholder sizing and reap guards) are
 // those on the nodes a rotation involves, listed per node when a pass needs them.
 import { A } from '../../src/engine/annotations.js';
-import type { Action, Decision, Snapshot } from '../../src/engine/types.js';
+import { toEngineSnapshot } from '../../src/engine/boundary.js';
+import type { Snapshot } from '../../src/engine/types.js';
 import type { RotationPolicy } from '../../src/generated/api-types.js';
 import type { NodeClaim, NodePool } from '../../src/karpenter/types.js';
 import type { Node, Pod } from '../../src/kube/types.js';
 
+/** One NodePool's objects from the watch caches (no workload Pods yet). */
 export interface PoolWorld {
   policies: RotationPolicy[];
-  pool: NodePool;
-  claims: NodeClaim[];
+  nodePools: [NodePool];
+  nodeClaims: NodeClaim[];
   nodes: Node[];
   placeholders: Pod[];
   namespace: string;
 }
 
-export function poolSnapshot(w: PoolWorld, pods: readonly Pod[]): Snapshot {
+/**
+ * The engine's snapshot (docs/engine-contract.md): the placeholders plus the Pods of `podsOfNodes`, listed in
+ * full, which tells the engine that a node not in the list has not been looked at (it then asks for it).
+ */
+export function poolSnapshot(w: PoolWorld, pods: readonly Pod[], podsOfNodes: readonly string[]): Snapshot {
   const seen = new Set(w.placeholders.map((p) => `${p.metadata.namespace ?? ''}/${p.metadata.name}`));
   const others = pods.filter((p) => !seen.has(`${p.metadata.namespace ?? ''}/${p.metadata.name}`));
-  return {
+  return toEngineSnapshot({
     policies: w.policies,
-    nodePools: [w.pool],
-    nodeClaims: w.claims,
+    nodePools: w.nodePools,
+    nodeClaims: w.nodeClaims,
     nodes: w.nodes,
     pods: [...w.placeholders, ...others],
     namespace: w.namespace,
-  };
+    podsOfNodes,
+  });
 }
 
 /**
- * The nodes whose Pods a decision reads: the nodes of the rotation in flight (the anchored claim's node and
- * every node marked surge-for it, or of its surge claim), and every node a decision acts on (a rotation it
- * starts: the candidate's node, for sizing the placeholder).
+ * The nodes whose Pods a rotation in flight needs, known from the anchor before deciding: the anchored claim's
+ * node and its surge claim's node. Supplying them up front saves a second round in the usual case; anything
+ * else the engine needs it names in `missingPods`.
  */
-export function involvedNodes(s: Snapshot, decision: Decision | null): string[] {
+export function anchoredNodes(s: Pick<Snapshot, 'nodePools' | 'nodeClaims'>): string[] {
   const out = new Set<string>();
-  const claimNode = new Map(s.nodeClaims.map((c) => [c.metadata.name, c.status?.nodeName]));
-  const addClaim = (name: string | undefined): void => {
-    const n = name ? claimNode.get(name) : undefined;
-    if (n) out.add(n);
-  };
+  const nodeOf = new Map(s.nodeClaims.map((c) => [c.metadata.name, c.status?.nodeName]));
   for (const pool of s.nodePools) {
     const active = pool.metadata.annotations?.[A.activeRotation];
     if (!active) continue;
-    addClaim(active);
-    const claim = s.nodeClaims.find((c) => c.metadata.name === active);
-    addClaim(claim?.metadata.annotations?.[A.surgeClaim]);
-    for (const n of s.nodes) if (n.metadata.annotations?.[A.surgeFor] === active) out.add(n.metadata.name);
+    const own = nodeOf.get(active);
+    if (own) out.add(own);
+    const surgeClaim = s.nodeClaims.find((c) => c.metadata.name === active)?.metadata.annotations?.[A.surgeClaim];
+    const surge = surgeClaim ? nodeOf.get(surgeClaim) : undefined;
+    if (surge) out.add(surge);
   }
-  for (const a of decision?.actions ?? []) for (const n of nodesOf(a, claimNode)) out.add(n);
   return [...out].sort();
-}
-
-function nodesOf(a: Action, claimNode: Map<string, string | undefined>): string[] {
-  switch (a.type) {
-    case 'cordon':
-    case 'uncordon':
-      return [a.node];
-    case 'annotate':
-      if (a.target.kind === 'Node') return [a.target.name];
-      if (a.target.kind === 'NodeClaim') return [claimNode.get(a.target.name)].filter((x): x is string => !!x);
-      if (a.target.kind === 'NodePool') {
-        const claim = a.set[A.activeRotation];
-        return claim ? [claimNode.get(claim)].filter((x): x is string => !!x) : [];
-      }
-      return [];
-    case 'deleteNodeClaim':
-      return [claimNode.get(a.name)].filter((x): x is string => !!x);
-    default:
-      return [];
-  }
 }
