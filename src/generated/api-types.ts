@@ -390,9 +390,6 @@ export interface ScenarioSpec {
 export interface ScenarioNodePool {
   name: string;
   expireAfter: string;
-  /**
-   * A Go duration string greater than zero, such as "15m" or "1h30m".
-   */
   terminationGracePeriod?: string;
   /**
    * spec.limits, e.g. {nodes: "21"}.
