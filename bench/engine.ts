@@ -75,7 +75,8 @@ for (let i = 0; i < 25; i++) {
   if (i === 0) console.log(`decision: ${d.pools.length} pools, ${d.actions.length} actions`);
 }
 console.log(
-  `one decision, 10000 NodeClaims / 200 NodePools: median ${median(times).toFixed(1)} ms, min ${Math.min(...times).toFixed(1)} ms (25 runs after 5 warm-up)`,
+  `one decision, 10000 NodeClaims / 200 NodePools: median ${median(times).toFixed(1)} ms, ` +
+    `min ${Math.min(...times).toFixed(1)} ms (25 runs after 5 warm-up)`,
 );
 
 const year: Scenario = {
@@ -103,5 +104,6 @@ const year: Scenario = {
 const t = performance.now();
 const r = simulate(year);
 console.log(
-  `simulated ${year.spec.duration} of a 1000-node fleet: ${((performance.now() - t) / 1000).toFixed(1)} s (${r.rotations.graceful} graceful rotations, ${r.forcefulExpirations} forceful expirations)`,
+  `simulated ${year.spec.duration} of a 1000-node fleet: ${((performance.now() - t) / 1000).toFixed(1)} s ` +
+    `(${r.rotations.graceful} graceful rotations, ${r.forcefulExpirations} forceful expirations)`,
 );

@@ -1,17 +1,47 @@
 // The CEL rules of our schemas (x-kubernetes-validations) enforce at admission what plain OpenAPI cannot
 // express. The apiserver runs the CEL; offline validation runs these equivalents, keyed by each rule's
-// `x-check` name. A test asserts every rule in every schema names a check that exists here.
+// `x-check` name. A test asserts every rule in every schema names a check that exists here, and the table
+// tests in validate.test.ts run each check on both sides of its bounds.
+import { GO_DURATION_PATTERN, parseGoDurationNanos } from '../util/duration.js';
 
 type Obj = Record<string, unknown>;
 
-export const checks: Record<string, (self: Obj) => boolean> = {
-  selectorRequirementValues: (self) => {
+const SECOND = 1_000_000_000n;
+const HOUR = 3600n * SECOND;
+const GO_DURATION = new RegExp(GO_DURATION_PATTERN);
+
+/**
+ * CEL's duration(self) compared with [min, max], in nanoseconds. A string the pattern refuses is left to the
+ * pattern's own error (one message per mistake); a pattern-valid value too large for Go is out of range.
+ */
+function durationWithin(self: unknown, min: bigint, max: bigint, zeroAllowed = false): boolean {
+  if (typeof self !== 'string' || !GO_DURATION.test(self)) return true;
+  let ns: bigint;
+  try {
+    ns = parseGoDurationNanos(self);
+  } catch {
+    return false;
+  }
+  return (zeroAllowed && ns === 0n) || (ns >= min && ns <= max);
+}
+
+/** Checks on objects see only objects: a wrong type is the `type` keyword's error, not theirs. */
+const onObject =
+  (check: (self: Obj) => boolean) =>
+  (self: unknown): boolean =>
+    typeof self !== 'object' || self === null || Array.isArray(self) || check(self as Obj);
+
+export const checks: Record<string, (self: unknown) => boolean> = {
+  selectorRequirementValues: onObject((self) => {
     const values = Array.isArray(self.values) ? self.values : [];
     return self.operator === 'In' || self.operator === 'NotIn' ? values.length > 0 : values.length === 0;
-  },
-  freezeEndAfterStart: (self) => Date.parse(String(self.end)) > Date.parse(String(self.start)),
-  prePullDisabled: (self) => self.enabled !== true,
-  exactlyOneTarget: (self) => (self.nodePoolSelector !== undefined) !== (self.nodePools !== undefined),
-  exactlyOneRuleTarget: (self) => (self.nodePoolSelector !== undefined) !== (self.nodePools !== undefined),
-  excludeWithoutOverrides: (self) => !(self.exclude === true && self.overrides !== undefined),
+  }),
+  freezeEndAfterStart: onObject((self) => Date.parse(String(self.end)) > Date.parse(String(self.start))),
+  prePullDisabled: onObject((self) => self.enabled !== true),
+  exactlyOneTarget: onObject((self) => (self.nodePoolSelector !== undefined) !== (self.nodePools !== undefined)),
+  exactlyOneRuleTarget: onObject((self) => (self.nodePoolSelector !== undefined) !== (self.nodePools !== undefined)),
+  excludeWithoutOverrides: onObject((self) => !(self.exclude === true && self.overrides !== undefined)),
+  surgeTimingInRange: (self) => durationWithin(self, SECOND, 168n * HOUR),
+  cooldownInRange: (self) => durationWithin(self, SECOND, 168n * HOUR, true),
+  ageThresholdInRange: (self) => self === 'auto' || durationWithin(self, SECOND, 87600n * HOUR),
 };

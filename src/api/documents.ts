@@ -34,44 +34,6 @@ export function formatInputError(e: InputError): string {
   return `${where}: ${e.path}: found ${e.found}; allowed: ${e.allowed}${e.reason ? ` (${e.reason})` : ''}`;
 }
 
-const GO_DURATION = /^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/;
-const EXPIRE_AFTER = /^(([0-9]+(s|m|h))+|Never)$/; // Karpenter's own pattern (karpenter.sh_nodepools.yaml)
-
-/** The fields of Karpenter objects we read, checked against Karpenter's own patterns. */
-function karpenterErrors(doc: Record<string, unknown>, kind: 'NodePool' | 'NodeClaim'): FieldError[] {
-  const errors: FieldError[] = [];
-  const meta = doc.metadata as Record<string, unknown> | undefined;
-  if (typeof meta?.name !== 'string' || meta.name === '')
-    errors.push({ path: 'metadata.name', found: 'nothing', allowed: 'a name' });
-  const spec = doc.spec as Record<string, unknown> | undefined;
-  const base = kind === 'NodePool' ? 'spec.template.spec' : 'spec';
-  const inner =
-    kind === 'NodePool'
-      ? ((spec?.template as Record<string, unknown> | undefined)?.spec as Record<string, unknown> | undefined)
-      : spec;
-  if (kind === 'NodePool' && (typeof inner !== 'object' || inner === null)) {
-    errors.push({ path: 'spec.template.spec', found: 'nothing', allowed: 'a NodePool template (karpenter.sh/v1)' });
-    return errors;
-  }
-  const expire = inner?.expireAfter;
-  if (expire !== undefined && (typeof expire !== 'string' || !EXPIRE_AFTER.test(expire))) {
-    errors.push({
-      path: `${base}.expireAfter`,
-      found: JSON.stringify(expire),
-      allowed: 'a duration in s, m and h such as 336h, or Never',
-    });
-  }
-  const tgp = inner?.terminationGracePeriod;
-  if (tgp !== undefined && (typeof tgp !== 'string' || !GO_DURATION.test(tgp))) {
-    errors.push({
-      path: `${base}.terminationGracePeriod`,
-      found: JSON.stringify(tgp),
-      allowed: 'a Go duration such as 1h or 30m',
-    });
-  }
-  return errors;
-}
-
 export function readDocuments(files: readonly { name: string; text: string }[]): Inputs {
   const out: Inputs = { policies: [], plans: [], nodePools: [], nodeClaims: [], ignored: [], errors: [] };
   for (const { name, text } of files) {
@@ -138,7 +100,8 @@ function classify(value: unknown, source: Source, out: Inputs): void {
     if (push(validateAgainst('maintenancePlan', doc)))
       out.plans.push({ ...(doc as unknown as MaintenancePlan), source });
   } else if (doc.apiVersion === 'karpenter.sh/v1' && (kind === 'NodePool' || kind === 'NodeClaim')) {
-    if (!push(karpenterErrors(doc, kind))) return;
+    // Karpenter's fields we read, with Karpenter's own constraints (schemas/karpenter/).
+    if (!push(validateAgainst(kind === 'NodePool' ? 'nodePool' : 'nodeClaim', doc))) return;
     if (kind === 'NodePool') out.nodePools.push(doc as unknown as NodePool);
     else out.nodeClaims.push(doc as unknown as NodeClaim);
   } else if (!kind || !doc.apiVersion) {

@@ -9,6 +9,8 @@ export const schemaIds = {
   maintenancePlan: `${SCHEMA_BASE}maintenanceplan.schema.json`,
   policySettings: `${SCHEMA_BASE}definitions/policy-settings.schema.json`,
   scenario: `${SCHEMA_BASE}scenario.schema.json`,
+  nodePool: `${SCHEMA_BASE}karpenter/nodepool.schema.json`,
+  nodeClaim: `${SCHEMA_BASE}karpenter/nodeclaim.schema.json`,
 } as const;
 
 const byId = new Map<string, JsonSchema>(Object.entries(schemas) as [string, JsonSchema][]);

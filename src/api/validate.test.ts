@@ -57,7 +57,7 @@ describe('schema validation errors name the field, what was found and what is al
       spec: { nodePools: ['a'], maintenanceWindows: [WIN], surge: { readyTimeout: '0m' } },
       path: 'spec.surge.readyTimeout',
       found: '"0m"',
-      allowed: /greater than zero/,
+      allowed: /from 1s to 168h/,
     },
     {
       reason: 'a day-unit duration',
@@ -71,7 +71,7 @@ describe('schema validation errors name the field, what was found and what is al
       spec: { nodePools: ['a'], maintenanceWindows: [WIN], minRotationChances: 0 },
       path: 'spec.minRotationChances',
       found: '0',
-      allowed: /at least 1/,
+      allowed: /from 1 to 100/,
     },
     {
       reason: 'maxUnavailable other than 1',
@@ -121,6 +121,138 @@ describe('schema validation errors name the field, what was found and what is al
     expect(e?.allowed).toMatch(allowed);
   });
 
+  it.each([
+    { reason: 'JST is an ICU abbreviation, not a tz database name', timezone: 'JST' },
+    { reason: 'PST is an ICU abbreviation', timezone: 'PST' },
+    { reason: 'IST is ambiguous (India, Israel, Ireland)', timezone: 'IST' },
+    { reason: 'BST is read by ICU as +06:00', timezone: 'BST' },
+    { reason: 'CST is ambiguous', timezone: 'CST' },
+    { reason: 'names are case-sensitive', timezone: 'asia/tokyo' },
+    { reason: "Local is the controller's own zone", timezone: 'Local' },
+  ])('timezone refused with InvalidTimezone: $reason', ({ timezone }) => {
+    const errors = validateAgainst(
+      'rotationPolicy',
+      policy({ nodePools: ['a'], maintenanceWindows: [{ ...WIN, timezone }] }),
+    );
+    expect(errors).toEqual([
+      expect.objectContaining({
+        path: 'spec.maintenanceWindows[0].timezone',
+        found: JSON.stringify(timezone),
+        reason: 'InvalidTimezone',
+      }),
+    ]);
+  });
+
+  it.each([
+    { reason: 'EST5EDT is in the tz database', timezone: 'EST5EDT' },
+    { reason: 'links are names too', timezone: 'US/Pacific' },
+    { reason: 'UTC', timezone: 'UTC' },
+  ])('timezone accepted: $reason', ({ timezone }) => {
+    expect(
+      validateAgainst('rotationPolicy', policy({ nodePools: ['a'], maintenanceWindows: [{ ...WIN, timezone }] })),
+    ).toEqual([]);
+  });
+
+  const surge = (s: Record<string, unknown>) => policy({ nodePools: ['a'], maintenanceWindows: [WIN], surge: s });
+  it.each([
+    {
+      reason: '1ns rounds to 0: below what the controller acts on',
+      doc: surge({ readyTimeout: '1ns' }),
+      path: 'spec.surge.readyTimeout',
+      allowed: /from 1s to 168h/,
+    },
+    {
+      reason: '999ms is still below 1s',
+      doc: surge({ retryBackoff: '999ms' }),
+      path: 'spec.surge.retryBackoff',
+      allowed: /from 1s/,
+    },
+    {
+      reason: 'a duration beyond the bound',
+      doc: surge({ failurePause: '169h' }),
+      path: 'spec.surge.failurePause',
+      allowed: /to 168h/,
+    },
+    {
+      reason: 'a duration beyond Go (no Infinity)',
+      doc: surge({ drainEstimate: '99999999999999999999h' }),
+      path: 'spec.surge.drainEstimate',
+      allowed: /to 168h/,
+    },
+    {
+      reason: 'cooldownAfter between 0 and 1s',
+      doc: surge({ cooldownAfter: '500ms' }),
+      path: 'spec.surge.cooldownAfter',
+      allowed: /^0, or/,
+    },
+    {
+      reason: 'a negative duration',
+      doc: surge({ readyTimeout: '-15m' }),
+      path: 'spec.surge.readyTimeout',
+      allowed: /Go duration/,
+    },
+    {
+      reason: 'ageThreshold beyond 10 years',
+      doc: policy({ nodePools: ['a'], maintenanceWindows: [WIN], ageThreshold: '87601h' }),
+      path: 'spec.ageThreshold',
+      allowed: /87600h/,
+    },
+    {
+      reason: 'ageThreshold 0',
+      doc: policy({ nodePools: ['a'], maintenanceWindows: [WIN], ageThreshold: '0' }),
+      path: 'spec.ageThreshold',
+      allowed: /from 1s/,
+    },
+    {
+      reason: 'K of a billion',
+      doc: policy({ nodePools: ['a'], maintenanceWindows: [WIN], minRotationChances: 1e9 }),
+      path: 'spec.minRotationChances',
+      allowed: /from 1 to 100/,
+    },
+  ])('durations and numbers out of range: $reason', ({ doc, path, allowed }) => {
+    const errors = validateAgainst('rotationPolicy', doc);
+    expect(errors.find((e) => e.path === path)?.allowed, JSON.stringify(errors)).toMatch(allowed);
+  });
+
+  it.each([
+    { reason: 'fractions, as Go reads them', s: { readyTimeout: '1.5h', retryBackoff: '.5h' } },
+    { reason: 'cooldownAfter may be 0 in either spelling', s: { cooldownAfter: '0' } },
+    { reason: 'cooldownAfter 0s', s: { cooldownAfter: '0s' } },
+    { reason: 'the bounds themselves', s: { readyTimeout: '1s', failurePause: '168h', cooldownAfter: '1s' } },
+    { reason: 'µ and μ', s: { readyTimeout: '1000000000µs', retryBackoff: '1000000000μs' } },
+  ])('durations accepted: $reason', ({ s: settings }) => {
+    expect(validateAgainst('rotationPolicy', surge(settings))).toEqual([]);
+  });
+
+  it.each([
+    { reason: 'NaN', value: NaN, found: 'NaN' },
+    { reason: 'Infinity (YAML .inf, JSON 1e400)', value: Infinity, found: 'Infinity' },
+    { reason: '-Infinity', value: -Infinity, found: '-Infinity' },
+    { reason: 'a huge number', value: 1e300, found: '1e+300 (too large)' },
+  ])('numbers JSON cannot spell are named, never "null": $reason', ({ value, found }) => {
+    const errors = validateAgainst(
+      'rotationPolicy',
+      policy({ nodePools: ['a'], maintenanceWindows: [WIN], minRotationChances: value }),
+    );
+    expect(errors.find((e) => e.path === 'spec.minRotationChances')?.found).toBe(found);
+  });
+
+  it('a long value is echoed cut, with the cut marked', () => {
+    const errors = validateAgainst(
+      'rotationPolicy',
+      policy({ nodePools: ['a'], maintenanceWindows: [{ ...WIN, timezone: 'X'.repeat(5000) }] }),
+    );
+    for (const e of errors) expect(e.found.length).toBeLessThanOrEqual(80);
+    expect(errors[0]?.found).toMatch(/…"$/);
+  });
+
+  it('a document with thousands of mistakes gets a bounded report', () => {
+    const windows = Array.from({ length: 5000 }, () => ({ ...WIN, start: 'x' }));
+    const errors = validateAgainst('rotationPolicy', policy({ nodePools: ['a'], maintenanceWindows: windows }));
+    expect(errors.length).toBe(51);
+    expect(errors.at(-1)?.found).toMatch(/more problem/);
+  });
+
   it('accepts a reference-style policy unchanged (drop-in compatibility)', () => {
     const ref = policy({
       nodePoolSelector: { matchLabels: { workload: 'api' } },
@@ -141,6 +273,211 @@ describe('schema validation errors name the field, what was found and what is al
   });
 });
 
+describe('lists keyed by a field (x-kubernetes-list-map-keys) hold each key once, as the apiserver requires', () => {
+  const plan = (rules: unknown[]) => ({
+    apiVersion: 'noderotation.io/v1alpha1',
+    kind: 'MaintenancePlan',
+    metadata: { name: 'org' },
+    spec: { defaults: { maintenanceWindows: [WIN] }, rules },
+  });
+  it.each([
+    {
+      reason: 'two rules named alike: the error names both indices',
+      rules: [
+        { name: 'gpu', nodePools: ['a'] },
+        { name: 'web', nodePools: ['b'] },
+        { name: 'gpu', nodePools: ['c'] },
+      ],
+      errors: [
+        {
+          path: 'spec.rules[2].name',
+          found: '"gpu", already used by item [0]',
+          allowed: 'a unique name per item (the list is keyed by it)',
+        },
+      ],
+    },
+    {
+      reason: 'three alike: each later one is named',
+      rules: [
+        { name: 'a', nodePools: ['a'] },
+        { name: 'a', nodePools: ['b'] },
+        { name: 'a', nodePools: ['c'] },
+      ],
+      errors: [
+        {
+          path: 'spec.rules[1].name',
+          found: '"a", already used by item [0]',
+          allowed: 'a unique name per item (the list is keyed by it)',
+        },
+        {
+          path: 'spec.rules[2].name',
+          found: '"a", already used by item [0]',
+          allowed: 'a unique name per item (the list is keyed by it)',
+        },
+      ],
+    },
+    {
+      reason: 'distinct names are fine',
+      rules: [
+        { name: 'a', nodePools: ['a'] },
+        { name: 'b', nodePools: ['a'] },
+      ],
+      errors: [],
+    },
+  ])('$reason', ({ rules, errors }) => {
+    expect(validateAgainst('maintenancePlan', plan(rules))).toEqual(errors);
+  });
+
+  it('duplicate set items name both positions', () => {
+    const errors = validateAgainst('rotationPolicy', policy({ nodePools: ['a', 'b', 'a'], maintenanceWindows: [WIN] }));
+    expect(errors).toEqual([
+      { path: 'spec.nodePools', found: '"a" twice (items [0] and [2])', allowed: 'no duplicate items' },
+    ]);
+  });
+});
+
+describe("Karpenter NodePools and NodeClaims: the fields we read, with Karpenter's own constraints", () => {
+  const pool = (spec: Record<string, unknown>, metadata: Record<string, unknown> = { name: 'p' }) => ({
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodePool',
+    metadata,
+    spec: { template: { spec: {} }, ...spec },
+  });
+  const tpl = (t: Record<string, unknown>) => pool({ template: { spec: t } });
+  it.each([
+    {
+      reason: 'a limit that is not a quantity',
+      doc: pool({ limits: { cpu: 'lots' } }),
+      path: 'spec.limits.cpu',
+      found: '"lots"',
+      allowed: /Kubernetes quantity/,
+    },
+    {
+      reason: 'a limit of Infinity (YAML .inf)',
+      doc: pool({ limits: { memory: Infinity } }),
+      path: 'spec.limits.memory',
+      found: 'Infinity',
+      allowed: /quantity/,
+    },
+    {
+      reason: 'a limit of NaN (YAML .nan)',
+      doc: pool({ limits: { cpu: NaN } }),
+      path: 'spec.limits.cpu',
+      found: 'NaN',
+      allowed: /quantity/,
+    },
+    {
+      reason: 'a limit that is a list',
+      doc: pool({ limits: { cpu: ['1'] } }),
+      path: 'spec.limits.cpu',
+      found: '["1"]',
+      allowed: /quantity/,
+    },
+    {
+      reason: 'limits that are not a map',
+      doc: pool({ limits: 'x' }),
+      path: 'spec.limits',
+      found: '"x"',
+      allowed: /type object/,
+    },
+    {
+      reason: 'labels that are a list',
+      doc: pool({}, { name: 'p', labels: ['a'] }),
+      path: 'metadata.labels',
+      found: '["a"]',
+      allowed: /type object \(a map of label names/,
+    },
+    {
+      reason: 'a label value that is a number',
+      doc: pool({}, { name: 'p', labels: { a: 1 } }),
+      path: 'metadata.labels.a',
+      found: '1',
+      allowed: /type string/,
+    },
+    { reason: 'no name', doc: pool({}, {}), path: 'metadata.name', found: 'nothing', allowed: /required/ },
+    {
+      reason: "expireAfter with a fraction (Karpenter's CRD refuses it)",
+      doc: tpl({ expireAfter: '1.5h' }),
+      path: 'spec.template.spec.expireAfter',
+      found: '"1.5h"',
+      allowed: /336h, or Never/,
+    },
+    {
+      reason: 'expireAfter beyond Go',
+      doc: tpl({ expireAfter: '99999999999999h' }),
+      path: 'spec.template.spec.expireAfter',
+      found: '"99999999999999h"',
+      allowed: /Never/,
+    },
+    {
+      reason: 'terminationGracePeriod in ms',
+      doc: tpl({ terminationGracePeriod: '1500ms' }),
+      path: 'spec.template.spec.terminationGracePeriod',
+      found: '"1500ms"',
+      allowed: /1h or 90m/,
+    },
+    {
+      reason: 'requirements not a list',
+      doc: tpl({ requirements: { key: 'a' } }),
+      path: 'spec.template.spec.requirements',
+      found: '{"key":"a"}',
+      allowed: /type array/,
+    },
+    {
+      reason: 'a requirement without operator',
+      doc: tpl({ requirements: [{ key: 'a' }] }),
+      path: 'spec.template.spec.requirements[0].operator',
+      found: 'nothing',
+      allowed: /required/,
+    },
+    {
+      reason: 'an unknown operator',
+      doc: tpl({ requirements: [{ key: 'a', operator: 'Near' }] }),
+      path: 'spec.template.spec.requirements[0].operator',
+      found: '"Near"',
+      allowed: /"In"/,
+    },
+    {
+      reason: 'a template without spec',
+      doc: pool({ template: {} }),
+      path: 'spec.template.spec',
+      found: 'nothing',
+      allowed: /required/,
+    },
+    {
+      reason: 'status.nodes negative',
+      doc: { ...pool({}), status: { nodes: -1 } },
+      path: 'status.nodes',
+      found: '-1',
+      allowed: /≥ 0/,
+    },
+  ])('$reason', ({ doc, path, found, allowed }) => {
+    const errors = validateAgainst('nodePool', doc);
+    const e = errors.find((x) => x.path === path);
+    expect(e, JSON.stringify(errors)).toBeDefined();
+    expect(e?.found).toBe(found);
+    expect(e?.allowed).toMatch(allowed);
+  });
+
+  it('a NodeClaim with a capacity that is not a quantity', () => {
+    const claim = {
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodeClaim',
+      metadata: { name: 'c' },
+      spec: {},
+      status: { capacity: { cpu: '4 cores' } },
+    };
+    expect(validateAgainst('nodeClaim', claim)).toEqual([
+      expect.objectContaining({ path: 'status.capacity.cpu', found: '"4 cores"' }),
+    ]);
+  });
+
+  it('accepts the example NodePools and other Karpenter fields it does not read', () => {
+    const ok = pool({ limits: { cpu: '1000', memory: '1000Gi', nodes: 21 }, disruption: { budgets: [] }, weight: 10 });
+    expect(validateAgainst('nodePool', ok)).toEqual([]);
+  });
+});
+
 describe('CEL rules', () => {
   it('every x-kubernetes-validations rule in every schema has an offline check', () => {
     const names: string[] = [];
@@ -148,7 +485,7 @@ describe('CEL rules', () => {
       if (Array.isArray(node)) return node.forEach(walk);
       if (typeof node !== 'object' || node === null) return;
       const rules = (node as Record<string, unknown>)['x-kubernetes-validations'];
-      if (Array.isArray(rules)) for (const r of rules) names.push(String(r['x-check']));
+      if (Array.isArray(rules)) for (const r of rules as Record<string, unknown>[]) names.push(String(r['x-check']));
       Object.values(node).forEach(walk);
     };
     for (const schema of allSchemas().values()) walk(schema);
@@ -173,13 +510,21 @@ describe('documents', () => {
       { name: 'a.yaml', text: 'kind: [\n' },
       {
         name: 'b.yaml',
-        text: '---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: x}\nspec: {template: {spec: {expireAfter: 14d}}}\n',
+        text: [
+          '---',
+          'apiVersion: karpenter.sh/v1',
+          'kind: NodePool',
+          'metadata: {name: x}',
+          'spec: {template: {spec: {expireAfter: 14d}}}',
+          '',
+        ].join('\n'),
       },
     ]);
     const lines = docs.errors.map(formatInputError);
     expect(lines[0]).toMatch(/^a\.yaml, document 1: \(document\): found YAML that does not parse/);
     expect(lines[1]).toBe(
-      'b.yaml, document 1 (NodePool/x): spec.template.spec.expireAfter: found "14d"; allowed: a duration in s, m and h such as 336h, or Never',
+      'b.yaml, document 1 (NodePool/x): spec.template.spec.expireAfter: found "14d"; ' +
+        'allowed: a duration in s, m and h such as 336h, or Never',
     );
   });
 });

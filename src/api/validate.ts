@@ -2,7 +2,10 @@
 // the document, the field path, what was found and what is allowed.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { isValidTimezone } from '../schedule/zone.js';
+import { isValidTimezone, suggestTimezone } from '../schedule/zone.js';
+import { describeValue } from '../util/describe.js';
+import { parseExpireAfter, parseKarpenterDuration } from '../util/duration.js';
+import { isQuantity, QUANTITY_ALLOWED } from '../util/quantity.js';
 import { checks } from './checks.js';
 import { allSchemas, schemaIds } from './registry.js';
 
@@ -22,30 +25,109 @@ export interface FieldError {
 
 type Rule = { rule: string; message: string; 'x-check'?: string };
 
+/** At most this many errors per document: a document with a million bad items gets a bounded report. */
+export const MAX_ERRORS = 50;
+
+// Exactly the names of the tz database Go bundles (TZDATA_VERSION), case-sensitive: docs/scheduling.md.
+export const TIMEZONE_ALLOWED = 'an IANA time zone name such as Asia/Tokyo, Europe/Berlin or UTC';
+
+function succeeds(parse: () => unknown): boolean {
+  try {
+    parse();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+interface DataCxt {
+  instancePath: string;
+}
+
+/** A list-map (x-kubernetes-list-map-keys) holds each key tuple once; the apiserver refuses duplicates. */
+function duplicateKeyErrors(keys: string[], data: unknown, cxt: DataCxt | undefined): Partial<ErrorObject>[] {
+  if (!Array.isArray(data)) return [];
+  const first = new Map<string, number>();
+  const errors: Partial<ErrorObject>[] = [];
+  data.forEach((item: unknown, index) => {
+    if (typeof item !== 'object' || item === null) return;
+    const tuple = keys.map((k) => (item as Record<string, unknown>)[k]);
+    if (tuple.some((v) => v === undefined)) return; // a missing key is `required`'s error
+    const id = JSON.stringify(tuple);
+    const seen = first.get(id);
+    if (seen === undefined) first.set(id, index);
+    else {
+      const key = keys.length === 1 ? `/${keys[0] as string}` : '';
+      errors.push({
+        keyword: 'x-kubernetes-list-map-keys',
+        instancePath: `${cxt?.instancePath ?? ''}/${index}${key}`,
+        message: `${keys.join(', ')} already used by item [${seen}]`,
+        // ajv overwrites `data` with the list itself, so the duplicate travels in params.
+        params: { keys, first: seen, index, value: keys.length === 1 ? tuple[0] : tuple },
+      });
+    }
+  });
+  return errors;
+}
 function build(): Ajv {
   const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, strictRequired: false, allowUnionTypes: false });
   addFormats(ajv, ['date-time']);
   ajv.addFormat('iana-timezone', { type: 'string', validate: isValidTimezone });
-  for (const kw of [
-    'x-kubernetes-list-type',
-    'x-kubernetes-list-map-keys',
-    'x-kubernetes-map-type',
-    'x-noderotation-allowed',
-  ]) {
+  // Karpenter's patterns, read by the one duration parser (a pattern-valid value beyond Go's range fails too).
+  ajv.addFormat('karpenter-duration', {
+    type: 'string',
+    validate: (t: string) => succeeds(() => parseKarpenterDuration(t)),
+  });
+  ajv.addFormat('karpenter-expire-after', {
+    type: 'string',
+    validate: (t: string) => succeeds(() => parseExpireAfter(t)),
+  });
+  // A Kubernetes int-or-string quantity: a string in resource.Quantity's grammar or a finite number.
+  ajv.addKeyword({
+    keyword: 'x-noderotation-quantity',
+    schemaType: 'boolean',
+    errors: true,
+    compile() {
+      const validate = (data: unknown): boolean => {
+        const ok = isQuantity(data);
+        (validate as unknown as { errors: Partial<ErrorObject>[] }).errors = ok
+          ? []
+          : [{ keyword: 'x-noderotation-quantity', message: QUANTITY_ALLOWED, params: {} }];
+        return ok;
+      };
+      return validate;
+    },
+  });
+  for (const kw of ['x-kubernetes-list-type', 'x-kubernetes-map-type', 'x-noderotation-allowed']) {
     ajv.addKeyword({ keyword: kw, schemaType: ['string', 'array'] });
   }
+  ajv.addKeyword({
+    keyword: 'x-kubernetes-list-map-keys',
+    schemaType: 'array',
+    errors: true,
+    compile(keys: string[]) {
+      const validate = (data: unknown, cxt?: DataCxt): boolean => {
+        const errors = duplicateKeyErrors(keys, data, cxt);
+        (validate as unknown as { errors: Partial<ErrorObject>[] }).errors = errors;
+        return errors.length === 0;
+      };
+      return validate;
+    },
+  });
   ajv.addKeyword({
     keyword: 'x-kubernetes-validations',
     schemaType: 'array',
     errors: true,
     compile(rules: Rule[]) {
+      // Resolved when the schema compiles, so a rule without an offline equivalent fails at once, not per value.
+      const bound = rules.map((r) => {
+        const check = r['x-check'] ? checks[r['x-check']] : undefined;
+        if (!check) throw new Error(`schema rule "${r.rule}" names no offline check`);
+        return { rule: r, check };
+      });
       const validate = (data: unknown): boolean => {
-        if (typeof data !== 'object' || data === null) return true; // type errors are reported by `type`
-        const failed = rules.filter((r) => {
-          const check = r['x-check'] ? checks[r['x-check']] : undefined;
-          if (!check) throw new Error(`schema rule "${r.rule}" names no offline check`);
-          return !check(data as Record<string, unknown>);
-        });
+        // Each check ignores values of the wrong type: those are reported once, by `type`.
+        const failed = bound.filter(({ check }) => !check(data)).map(({ rule }) => rule);
         (validate as unknown as { errors: Partial<ErrorObject>[] }).errors = failed.map((r) => ({
           keyword: 'x-kubernetes-validations',
           message: r.message,
@@ -90,25 +172,23 @@ export function fieldPath(pointer: string, child?: string): string {
   return out === '' ? '(document)' : out;
 }
 
-function show(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  const text = JSON.stringify(value);
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
-}
-
 function allowedText(e: ErrorObject): string {
-  const hint = (e.parentSchema as Record<string, unknown> | undefined)?.['x-noderotation-allowed'];
+  const hint: unknown = e.parentSchema?.['x-noderotation-allowed'];
   switch (e.keyword) {
     case 'required':
       return 'this field is required';
     case 'additionalProperties': {
-      const props = Object.keys(((e.parentSchema as Record<string, unknown>)?.properties ?? {}) as object);
+      const props = Object.keys((e.parentSchema as Record<string, unknown>)?.properties ?? {});
       return props.length > 0 ? `one of the known fields: ${props.join(', ')}` : 'no fields here';
     }
-    case 'enum':
-      return `one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
-    case 'type':
-      return `a value of type ${(e.params as { type: string }).type}`;
+    case 'enum': {
+      const values = (e.params as { allowedValues: unknown[] }).allowedValues;
+      return `one of ${values.map((v) => JSON.stringify(v)).join(', ')}`;
+    }
+    case 'type': {
+      const type = `a value of type ${(e.params as { type: string }).type}`;
+      return typeof hint === 'string' ? `${type} (${hint})` : type;
+    }
     case 'minimum':
     case 'maximum':
       return typeof hint === 'string'
@@ -124,14 +204,20 @@ function allowedText(e: ErrorObject): string {
       return `at most ${(e.params as { limit: number }).limit} character(s)`;
     case 'uniqueItems':
       return 'no duplicate items';
+    case 'x-noderotation-quantity':
+      return QUANTITY_ALLOWED;
+    case 'x-kubernetes-list-map-keys':
+      return `a unique ${((e.params as { keys: string[] }).keys ?? []).join(', ')} per item (the list is keyed by it)`;
     case 'x-kubernetes-validations':
       return e.message ?? 'the rule to hold';
     case 'format':
-      if ((e.params as { format: string }).format === 'iana-timezone')
-        return 'an IANA time zone name such as Asia/Tokyo, Europe/Berlin or UTC';
+      if ((e.params as { format: string }).format === 'iana-timezone') {
+        const hint = typeof e.data === 'string' ? suggestTimezone(e.data) : undefined;
+        return hint === undefined ? TIMEZONE_ALLOWED : `${TIMEZONE_ALLOWED} (did you mean ${JSON.stringify(hint)}?)`;
+      }
       if ((e.params as { format: string }).format === 'date-time')
         return 'an RFC 3339 timestamp such as 2026-12-24T00:00:00Z';
-      return `format ${(e.params as { format: string }).format}`;
+      return typeof hint === 'string' ? hint : `format ${(e.params as { format: string }).format}`;
     default:
       return typeof hint === 'string' ? hint : (e.message ?? e.keyword);
   }
@@ -146,7 +232,18 @@ function toFieldError(e: ErrorObject): FieldError {
     const extra = (e.params as { additionalProperty: string }).additionalProperty;
     return { path: fieldPath(e.instancePath, extra), found: 'an unknown field', allowed: allowedText(e) };
   }
-  const out: FieldError = { path: fieldPath(e.instancePath), found: show(e.data), allowed: allowedText(e) };
+  if (e.keyword === 'uniqueItems') {
+    const { i, j } = e.params as { i: number; j: number };
+    const item = Array.isArray(e.data) ? (e.data as unknown[])[i] : undefined;
+    const found = `${describeValue(item)} twice (items [${Math.min(i, j)}] and [${Math.max(i, j)}])`;
+    return { path: fieldPath(e.instancePath), found, allowed: allowedText(e) };
+  }
+  if (e.keyword === 'x-kubernetes-list-map-keys') {
+    const { first, value } = e.params as { first: number; value: unknown };
+    const found = `${describeValue(value)}, already used by item [${first}]`;
+    return { path: fieldPath(e.instancePath), found, allowed: allowedText(e) };
+  }
+  const out: FieldError = { path: fieldPath(e.instancePath), found: describeValue(e.data), allowed: allowedText(e) };
   if (e.keyword === 'format' && (e.params as { format: string }).format === 'iana-timezone')
     out.reason = 'InvalidTimezone';
   return out;
@@ -171,5 +268,11 @@ export type SchemaName = keyof typeof schemaIds;
 export function validateAgainst(name: SchemaName, doc: unknown): FieldError[] {
   const fn = validator(schemaIds[name]);
   if (fn(doc)) return [];
-  return dedupe((fn.errors ?? []).map(toFieldError)).sort((a, b) => a.path.localeCompare(b.path));
+  const errors = dedupe((fn.errors ?? []).map(toFieldError)).sort((a, b) => a.path.localeCompare(b.path));
+  if (errors.length <= MAX_ERRORS) return errors;
+  const more = errors.length - MAX_ERRORS;
+  return [
+    ...errors.slice(0, MAX_ERRORS),
+    { path: '(document)', found: `${more} more problem(s) not listed`, allowed: 'fix the ones above first' },
+  ];
 }

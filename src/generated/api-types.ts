@@ -5,10 +5,13 @@
  * When rotations may start: the union of all entries (design §3.1). Rotations in flight continue past the end.
  *
  * @minItems 1
+ * @maxItems 32
  */
 export type MaintenanceWindows = [MaintenanceWindow, ...MaintenanceWindow[]];
 /**
  * Scheduled freezes (e.g. a holiday change freeze), with the semantics of the noderotation.io/freeze annotation.
+ *
+ * @maxItems 64
  */
 export type Freezes = Freeze[];
 
@@ -38,6 +41,8 @@ export interface ObjectMeta {
   annotations?: {
     [k: string]: string;
   };
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
 }
 export interface RotationPolicySpec {
   nodePoolSelector?: LabelSelector;
@@ -45,11 +50,12 @@ export interface RotationPolicySpec {
    * Exact NodePool names. More specific than any selector; this is what a MaintenancePlan expands into.
    *
    * @minItems 1
+   * @maxItems 1024
    */
   nodePools?: [string, ...string[]];
   maintenanceWindows: MaintenanceWindows;
   /**
-   * K: how many maintenance windows every node is guaranteed before its expireAfter deadline. 1 leaves no retry.
+   * K: how many maintenance windows every node is guaranteed before its expireAfter deadline. 1 leaves no retry; above 100 the lead time K·P exceeds any node lifetime.
    */
   minRotationChances?: number;
   /**
@@ -71,9 +77,15 @@ export interface LabelSelector {
   matchLabels?: {
     [k: string]: string;
   };
+  /**
+   * @maxItems 64
+   */
   matchExpressions?: {
     key: string;
     operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+    /**
+     * @maxItems 256
+     */
     values?: string[];
   }[];
 }
@@ -82,18 +94,53 @@ export interface LabelSelector {
  */
 export interface MaintenanceWindow {
   /**
-   * IANA time zone name, e.g. Asia/Tokyo, Europe/Berlin or UTC.
+   * A time zone name of the IANA tz database exactly as Go's time.LoadLocation accepts it (case-sensitive; links such as US/Pacific included), e.g. Asia/Tokyo, Europe/Berlin or UTC. Abbreviations such as JST or PST, and Local, are not zones.
    */
   timezone: string;
   /**
    * Days on which the window opens (the day of its start time).
    *
    * @minItems 1
+   * @maxItems 7
    */
-  days: [
-    'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun',
-    ...('Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun')[]
-  ];
+  days:
+    | ['Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun']
+    | ['Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun', 'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun']
+    | [
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun',
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun',
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun'
+      ]
+    | [
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun',
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun',
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun',
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun'
+      ]
+    | [
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun',
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun',
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun',
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun',
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun'
+      ]
+    | [
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun',
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun',
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun',
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun',
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun',
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun'
+      ]
+    | [
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun',
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun',
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun',
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun',
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun',
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun',
+        'Mon' | 'Tue' | 'Wed' | 'Thu' | 'Fri' | 'Sat' | 'Sun'
+      ];
   /**
    * Opening time, "HH:MM" on a 24-hour clock, local to timezone.
    */
@@ -112,27 +159,27 @@ export interface Surge {
    */
   maxUnavailable?: number;
   /**
-   * A Go duration string greater than zero, such as "15m" or "1h30m".
+   * A timing of the rotation engine: a Go duration from 1s to 168h. Below 1s a value is under the resolution the controller acts on (it stores times to the second; 1ns would read as 0, i.e. 'at once'); above a week a single attempt would hold the NodePool's one rotation slot across every weekly window cycle.
    */
   readyTimeout?: string;
   /**
-   * A Go duration string such as "15m", "1h30m" or "336h" (units ns, us, µs, ms, s, m, h; no "d").
+   * A settle pause: 0 (none), or a Go duration from 1s to 168h. A value between 0 and 1s is under the resolution the controller acts on.
    */
   cooldownAfter?: string;
   /**
-   * A Go duration string greater than zero, such as "15m" or "1h30m".
+   * A timing of the rotation engine: a Go duration from 1s to 168h. Below 1s a value is under the resolution the controller acts on (it stores times to the second; 1ns would read as 0, i.e. 'at once'); above a week a single attempt would hold the NodePool's one rotation slot across every weekly window cycle.
    */
   failurePause?: string;
   /**
-   * A Go duration string greater than zero, such as "15m" or "1h30m".
+   * A timing of the rotation engine: a Go duration from 1s to 168h. Below 1s a value is under the resolution the controller acts on (it stores times to the second; 1ns would read as 0, i.e. 'at once'); above a week a single attempt would hold the NodePool's one rotation slot across every weekly window cycle.
    */
   retryBackoff?: string;
   /**
-   * A Go duration string greater than zero, such as "15m" or "1h30m".
+   * A timing of the rotation engine: a Go duration from 1s to 168h. Below 1s a value is under the resolution the controller acts on (it stores times to the second; 1ns would read as 0, i.e. 'at once'); above a week a single attempt would hold the NodePool's one rotation slot across every weekly window cycle.
    */
   drainEstimate?: string;
   /**
-   * A Go duration string greater than zero, such as "15m" or "1h30m".
+   * A timing of the rotation engine: a Go duration from 1s to 168h. Below 1s a value is under the resolution the controller acts on (it stores times to the second; 1ns would read as 0, i.e. 'at once'); above a week a single attempt would hold the NodePool's one rotation slot across every weekly window cycle.
    */
   provisioningEstimate?: string;
   /**
@@ -141,10 +188,14 @@ export interface Surge {
   matchNodeRequirements?: {
     /**
      * Copied as required node affinity. Empty or unset: topology.kubernetes.io/zone, kubernetes.io/arch, karpenter.sh/capacity-type.
+     *
+     * @maxItems 32
      */
     required?: string[];
     /**
      * Copied as preferred node affinity, relaxed under capacity pressure.
+     *
+     * @maxItems 32
      */
     preferred?: string[];
   };
@@ -201,6 +252,9 @@ export interface RotationPolicyStatus {
    * Of those, NodePools with a rotation in flight.
    */
   rotatingNodePools?: number;
+  /**
+   * @maxItems 32
+   */
   conditions?: Condition[];
 }
 /**
@@ -228,7 +282,9 @@ export interface MaintenancePlanSpec {
   nodePoolSelector?: LabelSelector;
   defaults: PolicySettings;
   /**
-   * Evaluated in order; the first rule matching a NodePool decides for it.
+   * Evaluated in order; the first rule matching a NodePool decides for it. Rule names are unique (the list is keyed by name).
+   *
+   * @maxItems 128
    */
   rules?: PlanRule[];
 }
@@ -238,7 +294,7 @@ export interface MaintenancePlanSpec {
 export interface PolicySettings {
   maintenanceWindows?: MaintenanceWindows;
   /**
-   * K: how many maintenance windows every node is guaranteed before its expireAfter deadline. 1 leaves no retry.
+   * K: how many maintenance windows every node is guaranteed before its expireAfter deadline. 1 leaves no retry; above 100 the lead time K·P exceeds any node lifetime.
    */
   minRotationChances?: number;
   /**
@@ -259,6 +315,7 @@ export interface PlanRule {
    * Exact NodePool names this rule matches.
    *
    * @minItems 1
+   * @maxItems 1024
    */
   nodePools?: [string, ...string[]];
   nodePoolSelector?: LabelSelector;
@@ -272,8 +329,13 @@ export interface MaintenancePlanStatus {
   observedGeneration?: number;
   /**
    * One summary per governed NodePool, sorted by name.
+   *
+   * @maxItems 4096
    */
   nodePools?: NodePoolSummary[];
+  /**
+   * @maxItems 32
+   */
   conditions?: Condition[];
 }
 export interface NodePoolSummary {
@@ -291,6 +353,9 @@ export interface NodePoolSummary {
   leadTime?: string;
   guaranteedChances?: number;
   capacityPerOccurrence?: number;
+  /**
+   * @maxItems 64
+   */
   warnings?: string[];
 }
 /**
@@ -325,9 +390,6 @@ export interface ScenarioSpec {
 export interface ScenarioNodePool {
   name: string;
   expireAfter: string;
-  /**
-   * A Go duration string greater than zero, such as "15m" or "1h30m".
-   */
   terminationGracePeriod?: string;
   /**
    * spec.limits, e.g. {nodes: "21"}.
@@ -339,7 +401,7 @@ export interface ScenarioNodePool {
 export interface FleetGroup {
   count: number;
   /**
-   * A Go duration string such as "15m", "1h30m" or "336h" (units ns, us, µs, ms, s, m, h; no "d").
+   * A non-negative Go duration string such as "15m", "1h30m", "1.5h" or "336h" (Go's time.ParseDuration grammar without a sign; units ns, us, µs, ms, s, m, h; no "d").
    */
   age?: string;
   /**
@@ -349,11 +411,11 @@ export interface FleetGroup {
 }
 export interface Behaviour {
   /**
-   * A Go duration string such as "15m", "1h30m" or "336h" (units ns, us, µs, ms, s, m, h; no "d").
+   * A non-negative Go duration string such as "15m", "1h30m", "1.5h" or "336h" (Go's time.ParseDuration grammar without a sign; units ns, us, µs, ms, s, m, h; no "d").
    */
   provisioningTime?: string;
   /**
-   * A Go duration string such as "15m", "1h30m" or "336h" (units ns, us, µs, ms, s, m, h; no "d").
+   * A non-negative Go duration string such as "15m", "1h30m", "1.5h" or "336h" (Go's time.ParseDuration grammar without a sign; units ns, us, µs, ms, s, m, h; no "d").
    */
   drainTime?: string;
   /**

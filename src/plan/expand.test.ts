@@ -3,13 +3,12 @@ import type { MaintenancePlan } from '../generated/api-types.js';
 import type { NodePool } from '../karpenter/types.js';
 import { expandPlan, policyName, shortenName } from './expand.js';
 
-const pool = (name: string, labels: Record<string, string> = {}): NodePool =>
-  ({
-    apiVersion: 'karpenter.sh/v1',
-    kind: 'NodePool',
-    metadata: { name, labels },
-    spec: { template: { spec: {} } },
-  }) as NodePool;
+const pool = (name: string, labels: Record<string, string> = {}): NodePool => ({
+  apiVersion: 'karpenter.sh/v1',
+  kind: 'NodePool',
+  metadata: { name, labels },
+  spec: { template: { spec: {} } },
+});
 
 const TOKYO = [{ timezone: 'Asia/Tokyo', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' }];
 const BERLIN = [{ timezone: 'Europe/Berlin', days: ['Sun'], start: '01:00', end: '05:00' }];

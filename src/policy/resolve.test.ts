@@ -11,13 +11,12 @@ const policy = (name: string, target: Partial<RotationPolicySpec>): RotationPoli
   metadata: { name },
   spec: { maintenanceWindows: WINDOWS, ...target } as RotationPolicySpec,
 });
-const pool = (name: string, labels: Record<string, string>): NodePool =>
-  ({
-    apiVersion: 'karpenter.sh/v1',
-    kind: 'NodePool',
-    metadata: { name, labels },
-    spec: { template: { spec: {} } },
-  }) as NodePool;
+const pool = (name: string, labels: Record<string, string>): NodePool => ({
+  apiVersion: 'karpenter.sh/v1',
+  kind: 'NodePool',
+  metadata: { name, labels },
+  spec: { template: { spec: {} } },
+});
 
 const api = pool('api', { tier: 'web', team: 'payments' });
 

@@ -3,6 +3,8 @@
 // explain (every NodePool of a plan) ask again and again for the same windows from the same calendar start
 // (a UTC day). The result is a pure function of the key, so caching cannot change any output.
 import type { MaintenanceWindow } from '../generated/api-types.js';
+import { boundedCache } from '../util/bounded-cache.js';
+import { canonicalJson } from '../util/canonical.js';
 import { windowFigures, type WindowFigures } from './windows.js';
 
 export type FiguresFor = (windows: readonly MaintenanceWindow[]) => WindowFigures;
@@ -13,21 +15,14 @@ export interface FiguresCache {
   readonly size: number;
 }
 
-/** A bounded cache: past `max` entries the oldest is dropped (a plan's windows rarely change). */
+/** A bounded cache: past `max` entries the least recently used is dropped (a plan's windows rarely change). */
 export function figuresCache(max = 512): FiguresCache {
-  const entries = new Map<string, WindowFigures>();
+  const entries = boundedCache<string, WindowFigures>(max);
   return {
     at(calendarStart) {
-      return (windows) => {
-        const key = `${calendarStart} ${JSON.stringify(windows)}`;
-        const hit = entries.get(key);
-        if (hit) return hit;
-        // windowFigures throws for an unknown zone; nothing is cached then and the caller reports it.
-        const figures = windowFigures(windows, calendarStart);
-        if (entries.size >= max) entries.delete(entries.keys().next().value as string);
-        entries.set(key, figures);
-        return figures;
-      };
+      // windowFigures throws for an unknown zone; nothing is cached then and the caller reports it.
+      return (windows) =>
+        entries.get(`${calendarStart} ${canonicalJson(windows)}`, () => windowFigures(windows, calendarStart));
     },
     get size() {
       return entries.size;

@@ -34,7 +34,7 @@ function entryOccurrences(w: MaintenanceWindow, from: number, to: number): Inter
   const startMin = minutes(w.start);
   let endMin = minutes(w.end);
   if (endMin <= startMin) endMin += 24 * 60; // crosses midnight (end == start: a full day)
-  const days = new Set(w.days.map((d) => DAYS.indexOf(d as Day) + 1));
+  const days = new Set(w.days.map((d) => DAYS.indexOf(d) + 1));
   const out: Interval[] = [];
   // Walk calendar dates with a margin: zone offsets are within ±14h and an occurrence lasts at most a day.
   const first = new Date(from - 2 * DAY_MS);

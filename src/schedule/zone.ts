@@ -3,46 +3,49 @@
 //  - a wall time skipped by a spring-forward transition moves forward by the length of the gap
 //    (02:30 on a day that jumps 02:00→03:00 is 03:30), the same instant a clock keeps counting to;
 //  - a wall time that occurs twice at a fall-back transition means its first occurrence (the earlier instant).
+// Which names are zones is decided by the list generated from Go's tz database (src/generated/timezones.ts),
+// exactly the names the reference controller's time.LoadLocation accepts, case-sensitive; Luxon (through Intl)
+// only supplies the offsets. ICU's extra names (JST, PST, IST, lower-case spellings) are therefore refused.
 import { IANAZone } from 'luxon';
+import { TIMEZONES } from '../generated/timezones.js';
+import { boundedCache } from '../util/bounded-cache.js';
+import { describeValue } from '../util/describe.js';
 
-const zones = new Map<string, IANAZone>();
-const validity = new Map<string, boolean>();
+const KNOWN: ReadonlySet<string> = new Set(TIMEZONES);
 
-export function isValidTimezone(name: string): boolean {
-  let ok = validity.get(name);
-  if (ok === undefined) {
-    ok = IANAZone.isValidZone(name);
-    validity.set(name, ok);
-  }
-  return ok;
+/** True for exactly the tz database names Go's time.LoadLocation accepts (less "Local" and "Factory"). */
+export function isValidTimezone(name: unknown): boolean {
+  return typeof name === 'string' && KNOWN.has(name);
 }
 
+const BY_LOWER_CASE: ReadonlyMap<string, string> = new Map(TIMEZONES.map((n) => [n.toLowerCase(), n]));
+
+/** The zone a wrongly-cased name means ("asia/tokyo" → "Asia/Tokyo"), for the error message only. */
+export function suggestTimezone(name: string): string | undefined {
+  const hit = BY_LOWER_CASE.get(name.toLowerCase());
+  return hit !== name ? hit : undefined;
+}
+
+// Every zone in use is one of ~600 names; the bound only guards against a caller that skipped validation.
+const zones = boundedCache<string, IANAZone>(1024);
+
 function zone(name: string): IANAZone {
-  let z = zones.get(name);
-  if (!z) {
-    if (!IANAZone.isValidZone(name)) throw new Error(`unknown time zone "${name}"`);
-    z = IANAZone.create(name);
-    zones.set(name, z);
-  }
-  return z;
+  return zones.get(name, (n) => {
+    if (!isValidTimezone(n)) throw new Error(`unknown time zone ${describeValue(n)}`);
+    return IANAZone.create(n);
+  });
 }
 
 // Offsets are looked up through Intl, which is slow; every UTC offset in use today is a multiple of 15
 // minutes, so transitions fall on 15-minute UTC boundaries and one lookup per quarter hour is exact.
 const QUARTER_MS = 900_000;
-const offsets = new Map<string, number>();
+// A year of quarter hours is 35k entries per zone: a few zones' worth of a year's calendar stay cached.
+const offsets = boundedCache<string, number>(200_000);
 
 /** UTC offset in minutes of `zoneName` at the instant `epochMs`. */
 export function offsetMinutes(zoneName: string, epochMs: number): number {
   const bucket = Math.floor(epochMs / QUARTER_MS);
-  const key = `${zoneName}|${bucket}`;
-  let o = offsets.get(key);
-  if (o === undefined) {
-    if (offsets.size > 200_000) offsets.clear();
-    o = zone(zoneName).offset(bucket * QUARTER_MS);
-    offsets.set(key, o);
-  }
-  return o;
+  return offsets.get(`${zoneName}|${bucket}`, () => zone(zoneName).offset(bucket * QUARTER_MS));
 }
 
 const HOUR_MS = 3_600_000;

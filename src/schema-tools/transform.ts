@@ -35,11 +35,26 @@ export interface CrdSchemaOptions {
    * would silently reset what the plan's defaults said. Defaults are applied after the merge instead.
    */
   specDefaults?: boolean;
+  /**
+   * The time zone names our `iana-timezone` format accepts. The apiserver knows no such format, so the CRD
+   * enumerates them: admission then refuses exactly what `validate` refuses (about 600 names, ~10 KB per
+   * timezone field; an enum costs nothing against the CEL budget).
+   */
+  timezones?: readonly string[];
+}
+
+/** `format: iana-timezone` → `enum` of the names, when they are given; other formats pass through. */
+function zoneEnum(node: JsonSchema, timezones: readonly string[] | undefined): JsonSchema {
+  if (node.format !== 'iana-timezone' || timezones === undefined) return node;
+  const out: JsonSchema = { ...node, enum: [...timezones] };
+  delete out.format;
+  return out;
 }
 
 /** A dereferenced resource schema → the CRD's openAPIV3Schema (structural, no $ref, no closed objects). */
 export function toCrdSchema(resource: JsonSchema, options: CrdSchemaOptions = {}): JsonSchema {
-  const convert = (node: JsonSchema, keepDefaults: boolean): JsonSchema => {
+  const convert = (input: JsonSchema, keepDefaults: boolean): JsonSchema => {
+    const node = zoneEnum(input, options.timezones);
     const out: JsonSchema = {};
     for (const [key, value] of Object.entries(node)) {
       if (TOOLING_KEYWORDS.has(key) || isOurs(key)) continue;
@@ -84,8 +99,9 @@ export function toCrdSchema(resource: JsonSchema, options: CrdSchemaOptions = {}
  * A dereferenced resource schema → a self-contained schema for editors and kubeconform: closed objects
  * (additionalProperties: false) so typos are caught, but no CEL and none of our private keywords.
  */
-export function toCatalogSchema(resource: JsonSchema, description: string): JsonSchema {
-  const convert = (node: JsonSchema): JsonSchema => {
+export function toCatalogSchema(resource: JsonSchema, description: string, timezones?: readonly string[]): JsonSchema {
+  const convert = (input: JsonSchema): JsonSchema => {
+    const node = zoneEnum(input, timezones);
     const out: JsonSchema = {};
     for (const [key, value] of Object.entries(node)) {
       if (TOOLING_KEYWORDS.has(key) || isOurs(key) || key.startsWith('x-kubernetes-')) continue;

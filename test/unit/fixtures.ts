@@ -23,7 +23,7 @@ export function policy(spec: Partial<RotationPolicySpec> = {}, name = 'general')
       nodePools: ['general'],
       maintenanceWindows: [{ timezone: 'Asia/Tokyo', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' }],
       ...spec,
-    } as RotationPolicySpec,
+    },
   };
 }
 

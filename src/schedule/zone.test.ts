@@ -1,0 +1,52 @@
+import { IANAZone } from 'luxon';
+import { describe, expect, it } from 'vitest';
+import { TIMEZONES } from '../generated/timezones.js';
+import { isValidTimezone, offsetMinutes, suggestTimezone } from './zone.js';
+
+describe("time zones: exactly the names Go's time.LoadLocation accepts", () => {
+  it.each([
+    { reason: 'a canonical zone', name: 'Asia/Tokyo', valid: true },
+    { reason: 'UTC', name: 'UTC', valid: true },
+    { reason: 'a backward link', name: 'US/Pacific', valid: true },
+    { reason: 'a link to a country', name: 'Japan', valid: true },
+    { reason: 'a POSIX-style zone that is in the tz database', name: 'EST5EDT', valid: true },
+    { reason: 'a fixed-offset Etc zone', name: 'Etc/GMT+5', valid: true },
+    { reason: 'JST: an ICU abbreviation, not a zone', name: 'JST', valid: false },
+    { reason: 'PST: an ICU abbreviation', name: 'PST', valid: false },
+    { reason: 'IST: India, Israel or Ireland', name: 'IST', valid: false },
+    { reason: 'BST: ICU reads it as +06:00', name: 'BST', valid: false },
+    { reason: 'CST: ambiguous abbreviation', name: 'CST', valid: false },
+    { reason: 'wrong case', name: 'asia/tokyo', valid: false },
+    { reason: 'upper case', name: 'UTC'.toLowerCase(), valid: false },
+    { reason: 'Local: the controller host zone, meaningless for a cluster-wide policy', name: 'Local', valid: false },
+    { reason: 'Factory: the tz placeholder for "unset"', name: 'Factory', valid: false },
+    { reason: 'an empty name (Go reads it as UTC; we require a name)', name: '', valid: false },
+    { reason: 'a made-up zone', name: 'Asia/Atlantis', valid: false },
+    { reason: 'a path', name: '../../etc/passwd', valid: false },
+  ])('$reason: $name', ({ name, valid }) => {
+    expect(isValidTimezone(name)).toBe(valid);
+  });
+
+  it('non-strings are not zones', () => {
+    expect(isValidTimezone(42)).toBe(false);
+    expect(isValidTimezone(null)).toBe(false);
+  });
+
+  it('suggests the right case for a wrongly-cased name only', () => {
+    expect(suggestTimezone('asia/tokyo')).toBe('Asia/Tokyo');
+    expect(suggestTimezone('Asia/Tokyo')).toBeUndefined();
+    expect(suggestTimezone('JST')).toBeUndefined();
+  });
+
+  it('the list is sorted, without duplicates, and every name works in the offset engine (Luxon/Intl)', () => {
+    expect([...TIMEZONES].sort()).toEqual(TIMEZONES);
+    expect(new Set(TIMEZONES).size).toBe(TIMEZONES.length);
+    expect(TIMEZONES.length).toBeGreaterThan(500);
+    const broken = TIMEZONES.filter((n) => !IANAZone.isValidZone(n));
+    expect(broken).toEqual([]);
+  });
+
+  it('an unknown zone reaching the offset engine is an error naming it, not a wrong offset', () => {
+    expect(() => offsetMinutes('JST', 0)).toThrow('unknown time zone "JST"');
+  });
+});
