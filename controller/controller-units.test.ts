@@ -13,7 +13,7 @@ import { anchoredNodes } from './state/snapshot.js';
 import { policyStatus } from './status/policy-status.js';
 
 describe('shapes keep exactly what the engine reads', () => {
-  it('a Node loses managedFields, images, heartbeat times and nodeInfo; keeps labels, taints, Ready, allocatable', () => {
+  it('a Node loses managedFields, images, heartbeats, nodeInfo; keeps labels, taints, Ready, allocatable', () => {
     const node = {
       apiVersion: 'v1',
       kind: 'Node',

@@ -15,8 +15,8 @@ import { jsonLogger, type Level } from './log.js';
 import { ControllerMetrics } from './metrics.js';
 import { realClock } from './queue/clock.js';
 
-export const CONTROLLER_USAGE = `  noderotation controller [--kubeconfig FILE] [--namespace node-rotation-system] [--leader-elect]
-      [--metrics-bind-address :8080] [--health-probe-bind-address :8081] [--placeholder-image IMAGE]
+export const CONTROLLER_USAGE = `  noderotation controller [--kubeconfig FILE] [--namespace node-rotation-system]
+      [--leader-elect] [--metrics-bind-address :8080] [--health-probe-bind-address :8081] [--placeholder-image IMAGE]
       [--priority-class noderotation-placeholder] [--concurrency 4] [--log-level info]
       Run the in-cluster controller (docs/controller.md).`;
 
@@ -59,7 +59,7 @@ export function parseControllerFlags(args: string[], env: NodeJS.ProcessEnv): Co
   const bad = (flag: string, found: string, allowed: string): never => {
     throw new ControllerUsageError(`--${flag}: found "${found.slice(0, 80)}"; allowed: ${allowed}`);
   };
-  const namespace = values.namespace as string;
+  const namespace = values.namespace;
   if (!DNS_LABEL.test(namespace)) bad('namespace', namespace, 'a namespace name (DNS label)');
   const concurrency = Number(values.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64)
@@ -82,8 +82,8 @@ export function parseControllerFlags(args: string[], env: NodeJS.ProcessEnv): Co
     metrics: bind('metrics-bind-address'),
     health: bind('health-probe-bind-address'),
     leaderElect: values['leader-elect'] === true,
-    placeholderImage: values['placeholder-image'] as string,
-    priorityClass: values['priority-class'] as string,
+    placeholderImage: values['placeholder-image'],
+    priorityClass: values['priority-class'],
     concurrency,
     logLevel: level,
     resyncMs: resync * 1000,

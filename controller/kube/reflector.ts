@@ -164,7 +164,7 @@ export class Reflector<T> {
         this.upsert(object);
         break;
       case 'DELETED':
-        this.remove(keyOf(object as Meta));
+        this.remove(keyOf(object));
         break;
       case 'BOOKMARK':
         break;

@@ -56,7 +56,9 @@ export function policyStatus(i: StatusInput): PolicyStatus {
     ready = {
       status: 'False',
       reason: 'Invalid',
-      message: `The spec is invalid, so no NodePool is rotated by it. ${i.invalid.map(fieldMessage).join('; ')}. Fix these fields.`,
+      message:
+        'The spec is invalid, so no NodePool is rotated by it. ' +
+        `${i.invalid.map(fieldMessage).join('; ')}. Fix these fields.`,
     };
   } else if (conflicts.length > 0) {
     ready = {
@@ -88,7 +90,8 @@ export function policyStatus(i: StatusInput): PolicyStatus {
       ? {
           status: 'True',
           reason: 'Rotating',
-          message: `Rotating ${rotating.map((r) => `${r.activeRotation ?? '?'} in NodePool ${r.nodePool}`).join(', ')}.`,
+          message:
+            `Rotating ${rotating.map((r) => `${r.activeRotation ?? '?'} in NodePool ${r.nodePool}`).join(', ')}` + '.',
         }
       : { status: 'False', reason: 'Idle', message: 'No rotation in flight.' };
 

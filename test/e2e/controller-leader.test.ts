@@ -27,7 +27,7 @@ describe('leader election', () => {
     return lease.spec?.holderIdentity;
   }
 
-  it('one leader at a time; kill -9 → the other leads after the Lease expires; SIGTERM → handover at once', async () => {
+  it('one leader at a time; kill -9 → the other leads once the Lease expires; SIGTERM → handover', async () => {
     const ns = await res.namespace('e2e-le');
     const a = new ControllerProcess(ns, ['--leader-elect']);
     const b = new ControllerProcess(ns, ['--leader-elect']);

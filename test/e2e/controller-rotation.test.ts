@@ -106,12 +106,11 @@ describe('the controller rotates a node surge-first', () => {
     const deleted = controller.logs.find((l) => l.action === 'deleteNodeClaim' && l.nodeclaim === oldName);
     expect(deleted, controller.tail(40)).toBeDefined();
     const readyAt = Date.parse(
-      (replacement!.status!.conditions!.find(readyTrue) as { lastTransitionTime?: string })
-        .lastTransitionTime as string,
+      (replacement.status!.conditions!.find(readyTrue) as { lastTransitionTime?: string }).lastTransitionTime as string,
     );
     expect(readyAt).toBeLessThanOrEqual(Date.parse(deleted!.ts as string));
 
-    const surgeNode = replacement!.status!.nodeName as string;
+    const surgeNode = replacement.status!.nodeName as string;
     await waitFor(
       'the app running on the surge node',
       async () => (await kube.pods(ns, 'app=app')).some((p) => podRunningReady(p) && p.spec?.nodeName === surgeNode),
