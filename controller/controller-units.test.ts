@@ -208,7 +208,7 @@ describe('wire formats', () => {
     });
   });
 
-  it('an Event names the object, the reporting controller and a MicroTime; long notes are cut at 1 KiB', () => {
+  it('an Event about a NodePool lives in default, names the object and a MicroTime; notes are cut at 1 KiB', () => {
     const e = eventObject(
       {
         target: { kind: 'NodePool', name: 'general' },
@@ -216,13 +216,12 @@ describe('wire formats', () => {
         reason: 'RotationStarted',
         note: 'x'.repeat(2000),
       },
-      'node-rotation-system',
       'me',
       Date.UTC(2026, 11, 1),
     );
     expect(e).toMatchObject({
       apiVersion: 'events.k8s.io/v1',
-      metadata: { namespace: 'node-rotation-system' },
+      metadata: { namespace: 'default' },
       eventTime: '2026-12-01T00:00:00.000000Z',
       reportingController: 'noderotation.io/controller',
       reportingInstance: 'me',

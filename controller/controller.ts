@@ -65,7 +65,7 @@ export class Controller {
     // Every Pod in our own namespace: our placeholders, and the reference controller's during a takeover
     // (the engine recognises both forms); nothing else of consequence lives there.
     this.placeholders = r('placeholders', PATHS.of('Pod', o.namespace), POD);
-    this.events = new EventRecorder(o.client, o.namespace, o.identity, o.clock, (m, f) => o.log.warn(m, f));
+    this.events = new EventRecorder(o.client, o.identity, o.clock, (m, f) => o.log.warn(m, f));
     this.wire();
   }
 

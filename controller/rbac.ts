@@ -49,9 +49,15 @@ export const CLUSTER_RULES: Rule[] = [
     verbs: ['list'],
     why: 'the Pods on the nodes a rotation involves (field selector spec.nodeName), for sizing and reap guards',
   },
+  {
+    apiGroups: ['events.k8s.io'],
+    resources: ['events'],
+    verbs: ['create', 'patch'],
+    why: 'events about NodePools, NodeClaims and Nodes must live in default, about placeholders in our namespace',
+  },
 ];
 
-/** In the controller's namespace: its placeholders, its Lease and its Events. */
+/** In the controller's namespace: its placeholders and its Lease. */
 export const NAMESPACE_RULES: Rule[] = [
   {
     apiGroups: [''],
@@ -64,12 +70,6 @@ export const NAMESPACE_RULES: Rule[] = [
     resources: ['leases'],
     verbs: ['get', 'create', 'update'],
     why: 'leader election',
-  },
-  {
-    apiGroups: ['events.k8s.io'],
-    resources: ['events'],
-    verbs: ['create', 'patch'],
-    why: 'events, and the series count of a repeated one',
   },
 ];
 

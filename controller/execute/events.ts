@@ -1,4 +1,6 @@
-// events.k8s.io/v1 Events, in the controller's namespace, from `noderotation.io/controller`.
+// events.k8s.io/v1 Events from `noderotation.io/controller`. The apiserver requires an Event about a cluster-scoped
+// object (NodePool, NodeClaim, Node) to live in `default` (as client-go's recorder writes them), and one about a
+// namespaced object (a placeholder Pod) in that object's namespace.
 // Two kinds arrive here: the engine's transition events (each one happened once: emitted once), and the
 // level-triggered warnings of a pool's report (findings, ShortLead, conflicts), emitted when a condition
 // starts and again only after it has cleared. An identical event repeated within the series window becomes
@@ -22,6 +24,9 @@ export interface EventInput {
   note: string;
 }
 
+/** Where the apiserver accepts an Event about `target`. */
+export const eventNamespace = (target: Ref): string => target.namespace ?? 'default';
+
 const API_VERSION: Record<Ref['kind'], string> = {
   NodePool: 'karpenter.sh/v1',
   NodeClaim: 'karpenter.sh/v1',
@@ -30,7 +35,8 @@ const API_VERSION: Record<Ref['kind'], string> = {
 };
 
 /** The Event object for one occurrence (pure, so its shape is tested without an apiserver). */
-export function eventObject(e: EventInput, namespace: string, instance: string, now: number): Record<string, unknown> {
+export function eventObject(e: EventInput, instance: string, now: number): Record<string, unknown> {
+  const namespace = eventNamespace(e.target);
   const micro = rfc3339(now).replace(/(\.\d{3})?Z$/, (_, ms: string | undefined) => `${ms ?? '.000'}000Z`);
   const id = createHash('sha256')
     .update(`${e.target.kind}/${e.target.name}/${e.reason}/${e.note}/${now}`)
@@ -65,7 +71,6 @@ export class EventRecorder {
 
   constructor(
     private readonly client: KubeClient,
-    private readonly namespace: string,
     private readonly instance: string,
     private readonly clock: Clock,
     private readonly log: (msg: string, fields: Record<string, unknown>) => void,
@@ -79,14 +84,17 @@ export class EventRecorder {
     try {
       if (seen.name !== '' && now - seen.first < SERIES_WINDOW_MS) {
         seen.count++;
-        await this.client.request('PATCH', `/apis/events.k8s.io/v1/namespaces/${this.namespace}/events/${seen.name}`, {
+        const path = `/apis/events.k8s.io/v1/namespaces/${eventNamespace(e.target)}/events/${seen.name}`;
+        await this.client.request('PATCH', path, {
           contentType: 'application/merge-patch+json',
-          body: { series: { count: seen.count, lastObservedTime: eventObject(e, '', '', now).eventTime } },
+          body: { series: { count: seen.count, lastObservedTime: eventObject(e, '', now).eventTime } },
         });
         return;
       }
-      const obj = eventObject(e, this.namespace, this.instance, now);
-      await this.client.request('POST', `/apis/events.k8s.io/v1/namespaces/${this.namespace}/events`, { body: obj });
+      const obj = eventObject(e, this.instance, now);
+      await this.client.request('POST', `/apis/events.k8s.io/v1/namespaces/${eventNamespace(e.target)}/events`, {
+        body: obj,
+      });
       Object.assign(seen, { name: (obj.metadata as { name: string }).name, count: 1, first: now });
     } catch (err) {
       this.log('could not record an event', { reason: e.reason, target: e.target.name, error: String(err) });

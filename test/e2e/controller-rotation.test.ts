@@ -102,13 +102,16 @@ describe('the controller rotates a node surge-first', () => {
       { timeoutMs: 300_000, intervalMs: 1000, describe: () => controller.tail() },
     );
 
-    // Surge first: the replacement was Ready before the controller deleted the old NodeClaim.
+    // Surge first: the surge node was Ready (what the engine's surge_ready reads; Karpenter marks the NodeClaim
+    // Ready a little later, once it has initialised the node) before the old NodeClaim was deleted. Condition
+    // times have second precision, so the comparison is to the second.
     const deleted = controller.logs.find((l) => l.action === 'deleteNodeClaim' && l.nodeclaim === oldName);
     expect(deleted, controller.tail(40)).toBeDefined();
-    const readyAt = Date.parse(
-      (replacement.status!.conditions!.find(readyTrue) as { lastTransitionTime?: string }).lastTransitionTime as string,
-    );
-    expect(readyAt).toBeLessThanOrEqual(Date.parse(deleted!.ts as string));
+    const surgeNodeObj = await kube.getNode(replacement.status!.nodeName as string);
+    const nodeReadyAt = surgeNodeObj?.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'True')
+      ?.lastTransitionTime as Date | undefined;
+    expect(nodeReadyAt).toBeDefined();
+    expect(nodeReadyAt!.getTime()).toBeLessThanOrEqual(Math.floor(Date.parse(deleted!.ts as string) / 1000) * 1000);
 
     const surgeNode = replacement.status!.nodeName as string;
     await waitFor(
@@ -116,15 +119,29 @@ describe('the controller rotates a node surge-first', () => {
       async () => (await kube.pods(ns, 'app=app')).some((p) => podRunningReady(p) && p.spec?.nodeName === surgeNode),
       { timeoutMs: 120_000 },
     );
-    await waitFor('the RotationCompleted event and the success counted', async () => {
-      const reasons = (await eventsV1(kube, ns)).map((e) => e.reason);
-      const metrics = await controller.metrics();
-      return reasons.includes('RotationCompleted') &&
-        metricSum(metrics, 'noderotation_completed_total', { nodepool: pool, outcome: 'success' }) === 1
-        ? true
-        : undefined;
-    });
-    const reasons = (await eventsV1(kube, ns)).filter((e) => e.regarding?.name === pool).map((e) => e.reason);
+    await waitFor(
+      'the RotationCompleted event and the success counted',
+      async () => {
+        const reasons = (await eventsV1(kube, 'default'))
+          .filter((e) => e.regarding?.name === pool)
+          .map((e) => e.reason);
+        const metrics = await controller.metrics();
+        return reasons.includes('RotationCompleted') &&
+          metricSum(metrics, 'noderotation_completed_total', { nodepool: pool, outcome: 'success' }) === 1
+          ? true
+          : undefined;
+      },
+      {
+        describe: async () =>
+          `events: ${(await eventsV1(kube, 'default'))
+            .filter((e) => e.regarding?.name === pool)
+            .map((e) => e.reason)
+            .join(', ')}\n` +
+          `metrics: ${(await controller.metrics()).split('\n').filter((l) => l.startsWith('noderotation_completed'))}\n` +
+          controller.tail(30),
+      },
+    );
+    const reasons = (await eventsV1(kube, 'default')).filter((e) => e.regarding?.name === pool).map((e) => e.reason);
     expect(reasons).toEqual(expect.arrayContaining(['RotationStarted', 'DrainStarted', 'RotationCompleted']));
 
     // Nothing of ours is left: not on the surge node, not on the pool (but last-rotation-at), no placeholder.
