@@ -77,36 +77,39 @@ export const NAME = 'noderotation-controller';
 
 const toRule = (r: Rule) => ({ apiGroups: r.apiGroups, resources: r.resources, verbs: r.verbs });
 
-/** The RBAC manifests: ServiceAccount, ClusterRole + binding, Role + binding in `namespace`. */
-export function rbacManifests(namespace: string): Record<string, unknown>[] {
+/**
+ * The RBAC manifests: ServiceAccount, ClusterRole + binding, Role + binding in `namespace`. `name` names all
+ * five (the e2e tests give each run its own, so that parallel namespaces never share a binding).
+ */
+export function rbacManifests(namespace: string, name = NAME): Record<string, unknown>[] {
   const labels = { 'app.kubernetes.io/name': 'noderotation', 'app.kubernetes.io/component': 'controller' };
-  const subject = [{ kind: 'ServiceAccount', name: NAME, namespace }];
+  const subject = [{ kind: 'ServiceAccount', name, namespace }];
   return [
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: NAME, namespace, labels } },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace, labels } },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
-      metadata: { name: NAME, labels },
+      metadata: { name, labels },
       rules: CLUSTER_RULES.map(toRule),
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRoleBinding',
-      metadata: { name: NAME, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NAME },
+      metadata: { name, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
       subjects: subject,
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'Role',
-      metadata: { name: NAME, namespace, labels },
+      metadata: { name, namespace, labels },
       rules: NAMESPACE_RULES.map(toRule),
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'RoleBinding',
-      metadata: { name: NAME, namespace, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: NAME },
+      metadata: { name, namespace, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
       subjects: subject,
     },
   ];

@@ -13,6 +13,7 @@ import {
   eventsV1,
   getRotationPolicy,
   installNoderotation,
+  serviceAccountKubeconfig,
 } from './helpers/noderotation-api.js';
 
 const ALL_DAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
@@ -21,12 +22,14 @@ describe('the controller rotates a node surge-first', () => {
   const { kube, res } = useCluster();
   const controllers: ControllerProcess[] = [];
   const policies: string[] = [];
+  const cleanups: (() => void)[] = [];
 
   beforeAll(() => installNoderotation());
 
   afterEach(async () => {
     for (const c of controllers.splice(0)) await c.kill();
     for (const p of policies.splice(0)) await deleteRotationPolicy(kube, p);
+    for (const c of cleanups.splice(0)) c();
   });
 
   it('happy path: surge Ready before the old claim is deleted, workload moved, markers gone, observed', async () => {
@@ -87,7 +90,10 @@ describe('the controller rotates a node surge-first', () => {
     await createRotationPolicy(kube, policy);
     policies.push(policy.metadata.name);
 
-    const controller = new ControllerProcess(ns);
+    // The controller runs as its ServiceAccount with exactly the rules of controller/rbac.ts.
+    const identity = serviceAccountKubeconfig(ns);
+    cleanups.push(identity.cleanup);
+    const controller = new ControllerProcess(ns, [], identity.kubeconfig);
     controllers.push(controller);
     await controller.start();
 

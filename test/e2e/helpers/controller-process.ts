@@ -30,9 +30,11 @@ export class ControllerProcess {
   metricsPort = 0;
   healthPort = 0;
 
+  /** `kubeconfig`: the controller's own identity (default: the cluster admin's). */
   constructor(
     private readonly namespace: string,
     private readonly extraArgs: string[] = [],
+    private readonly kubeconfig?: string,
   ) {}
 
   async start(): Promise<void> {
@@ -48,7 +50,7 @@ export class ControllerProcess {
         entry,
         'controller',
         '--kubeconfig',
-        env.kubeconfig,
+        this.kubeconfig ?? env.kubeconfig,
         '--namespace',
         this.namespace,
         '--metrics-bind-address',

@@ -1,7 +1,10 @@
 // Our own API objects and events.k8s.io Events in the e2e cluster, for the controller's tests.
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { stringify } from 'yaml';
+import { rbacManifests } from '../../../controller/rbac.js';
 import type { RotationPolicy } from '../../../src/generated/api-types.js';
-import { repoRoot } from './cluster.js';
+import { readClusterEnv, repoRoot } from './cluster.js';
 import { kubectl } from './engine-shell.js';
 import { ignoreNotFound, type Kube } from './k8s.js';
 
@@ -58,4 +61,41 @@ export async function eventsV1(kube: Kube, namespace: string): Promise<EventV1[]
     plural: 'events',
   })) as { items: EventV1[] };
   return list.items;
+}
+
+/**
+ * A kubeconfig for the controller's ServiceAccount in `namespace`, bound to exactly the rules of
+ * controller/rbac.ts (under a name of its own), with a token from the TokenRequest API: the controller then
+ * runs with the permissions a real installation gives it, and a call missing from rbac.ts fails.
+ */
+export function serviceAccountKubeconfig(namespace: string): { kubeconfig: string; cleanup: () => void } {
+  const env = readClusterEnv();
+  const name = `nr-ctl-${namespace}`.slice(0, 63);
+  const manifests = rbacManifests(namespace, name);
+  kubectl(['apply', '-f', '-'], manifests.map((m) => `---\n${stringify(m)}`).join(''));
+  const token = kubectl(['create', 'token', name, '-n', namespace, '--duration', '2h']).trim();
+  const admin = readFileSync(env.kubeconfig, 'utf8');
+  const server = /server: (\S+)/.exec(admin)?.[1];
+  const ca = /certificate-authority: (\S+)/.exec(admin)?.[1];
+  if (!server || !ca) throw new Error(`cannot read server and CA from ${env.kubeconfig}`);
+  const file = path.join(env.runDir, `kubeconfig-${name}`);
+  writeFileSync(
+    file,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'e2e', cluster: { server, 'certificate-authority': ca } }],
+      users: [{ name, user: { token } }],
+      contexts: [{ name: 'e2e', context: { cluster: 'e2e', user: name } }],
+      'current-context': 'e2e',
+    }),
+    { mode: 0o600 },
+  );
+  return {
+    kubeconfig: file,
+    cleanup: () => {
+      kubectl(['delete', 'clusterrolebinding,clusterrole', name, '--ignore-not-found']);
+      rmSync(file, { force: true });
+    },
+  };
 }
