@@ -56,8 +56,7 @@ k8s_version="$(module_version kubernetes k8s.io/kubernetes)"
 etcd_version="$(module_version etcd go.etcd.io/etcd/server/v3)"
 kwok_version="$(module_version kwok sigs.k8s.io/kwok)"
 karpenter_version="$(module_version karpenter sigs.k8s.io/karpenter)"
-# No wrapper module for crossplane (see build_crossplane): its version comes from versions.env.
-crossplane_version="$(sed -n 's/^CROSSPLANE_VERSION=//p' "${here}/versions.env")"
+crossplane_version="$(module_version crossplane github.com/crossplane/crossplane/v2)"
 kubeconform_version="$(sed -n 's/^KUBECONFORM_VERSION=//p' "${here}/versions.env")"
 
 # <binary> -> its version, cached path
@@ -67,6 +66,7 @@ component_version() {
     kube-apiserver | kube-controller-manager | kube-scheduler | kubectl) echo "${k8s_version}" ;;
     kwok) echo "${kwok_version}" ;;
     karpenter-kwok) echo "${karpenter_version}" ;;
+    crossplane) echo "${crossplane_version}" ;;
     *) die "unknown component $1" ;;
   esac
 }
@@ -170,10 +170,9 @@ build_karpenter() {
 
 # Tools that are no cluster component, built with a plain `go install pkg@version` into
 # <cache>/bin/<name>-<version>/<name> (reused when present).
-#   go_install_tool <name> <version> <package> <ldflags> <required|optional>
-# An optional tool that does not build is a warning; the cluster does not need it.
+#   go_install_tool <name> <version> <package> <ldflags>
 go_install_tool() {
-  local name="$1" version="$2" pkg="$3" ldflags="$4" need="$5" dir gobin built
+  local name="$1" version="$2" pkg="$3" ldflags="$4" dir gobin built
   dir="${bin_root}/${name}-${version}"
   if [[ -x "${dir}/${name}" ]]; then
     log "reuse ${dir}/${name}"
@@ -193,25 +192,33 @@ go_install_tool() {
   fi
   rm -rf "${gobin}"
   sed 's/^/    /' "${dir}/build.log" | head -n 5 >&2
-  [[ "${need}" == required ]] && die "${name} ${version} did not build (${dir}/build.log)"
-  log "WARNING: ${name} ${version} could not be built here; continuing without it (docs/cluster.md)"
-  rm -rf "${dir}"
+  die "${name} ${version} did not build (${dir}/build.log)"
 }
 
-# The Crossplane CLI (crank, renamed crossplane) for `crossplane render` tests. It has no wrapper module:
-# the Go module proxy here answers 403 Forbidden for every version of github.com/crossplane/crossplane/v2
-# (docs/cluster.md), so `go mod tidy` cannot write one; `go install` is tried so that it builds wherever
-# the proxy serves it. Optional: the cluster does not need it.
+# The Crossplane CLI (cmd/crank, named crossplane as upstream ships it) for the `crossplane render` tests,
+# from its wrapper module. The version variable is the one upstream's own build sets (nix/build.nix);
+# without it `crossplane version` prints an empty client version. Crossplane's CRDs are kept beside it so
+# the e2e suite can dry-run the Composition, XRD and Function examples against the apiserver.
 build_crossplane() {
-  go_install_tool crossplane "${crossplane_version}" github.com/crossplane/crossplane/v2/cmd/crank \
-    "-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=${crossplane_version}" optional
+  local dir src
+  go_build crossplane crossplane github.com/crossplane/crossplane/v2/cmd/crank \
+    "-X github.com/crossplane/crossplane/v2/internal/version.version=${crossplane_version}"
+  dir="$(artifact_dir crossplane)"
+  if [[ ! -d "${dir}/crds" ]]; then
+    src="$(module_dir crossplane github.com/crossplane/crossplane/v2)"
+    rm -rf "${dir}/crds.tmp"
+    mkdir -p "${dir}/crds.tmp"
+    cp "${src}"/cluster/crds/*.yaml "${dir}/crds.tmp/"
+    chmod u+w "${dir}"/crds.tmp/*.yaml
+    mv "${dir}/crds.tmp" "${dir}/crds"
+  fi
 }
 
 # kubeconform checks our published schemas the way users run it (test/e2e/kubeconform.test.ts). It has no
 # replace directives, and its go.sum pins its dependencies.
 build_kubeconform() {
   go_install_tool kubeconform "${kubeconform_version}" github.com/yannh/kubeconform/cmd/kubeconform \
-    "-X main.version=${kubeconform_version}" required
+    "-X main.version=${kubeconform_version}"
 }
 
 # Source directory of a module in the Go module cache (downloads it if needed).
@@ -225,6 +232,7 @@ all_built() {
     [[ -x "$(binary_path "${b}")" ]] || return 1
   done
   [[ -s "$(artifact_dir kwok)/stages.yaml" && -d "$(artifact_dir karpenter-kwok)/crds" ]] \
+    && [[ -x "$(binary_path crossplane)" && -d "$(artifact_dir crossplane)/crds" ]] \
     && [[ -x "${bin_root}/kubeconform-${kubeconform_version}/kubeconform" ]]
 }
 
@@ -239,7 +247,7 @@ cmd_build() {
   build_kubeconform
   log "binaries in ${bin_root}"
   local b
-  for b in etcd kube-apiserver kubectl kwok karpenter-kwok; do
+  for b in etcd kube-apiserver kubectl kwok karpenter-kwok crossplane; do
     log "  $(binary_path "${b}")"
   done
 }
@@ -399,6 +407,9 @@ K8S_VERSION=${k8s_version}
 ETCD_VERSION=${etcd_version}
 KWOK_VERSION=${kwok_version}
 KARPENTER_VERSION=${karpenter_version}
+CROSSPLANE=$(binary_path crossplane)
+CROSSPLANE_VERSION=${crossplane_version}
+CROSSPLANE_CRDS=$(artifact_dir crossplane)/crds
 ETCD_PORT=${etcd_port}
 APISERVER_PORT=${apiserver_port}
 KCM_PORT=${kcm_port}
