@@ -82,6 +82,25 @@ module_time() { # <wrapper dir> <module path>
   (cd "${modules}/$1" && go list -m -f '{{if .Time}}{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}{{end}}' "$2")
 }
 
+# lock_build <dir> <dest>: takes the build lock of a cache directory, waiting while another cluster.sh (another
+# clone or engineer sharing the cache) builds the same binary; two builds at once only double the time on 2
+# cores. Returns 1 when the binary appeared meanwhile. The lock is released when the caller closes fd 9 or
+# exits (a failed build dies).
+lock_build() {
+  local dir="$1" dest="$2"
+  mkdir -p "${dir}"
+  exec 9>"${dir}/.build.lock"
+  if ! flock -n 9; then
+    log "another build of ${dest} is running: waiting for it (${dir}/.build.lock)"
+    flock 9
+  fi
+  if [[ -x "${dest}" ]]; then
+    exec 9>&-
+    log "reuse ${dest} (built meanwhile)"
+    return 1
+  fi
+}
+
 # go_build <binary> <wrapper dir> <package> <ldflags>: builds into the cache unless it is already there.
 # Builds to a temporary name and renames, so an interrupted build never leaves a half-written binary that a
 # later run would trust. Peak memory and time go to build-stats.txt (from /usr/bin/time -v) beside it.
@@ -94,7 +113,7 @@ go_build() {
     log "reuse ${dest}"
     return 0
   fi
-  mkdir -p "${dir}"
+  lock_build "${dir}" "${dest}" || return 0
   tmp="${dest}.tmp.$$"
   log "building ${name} $(component_version "${name}") from ${pkg} (this can take minutes)"
   local timer=()
@@ -107,6 +126,7 @@ go_build() {
     die "build of ${name} failed"
   fi
   mv -f "${tmp}" "${dest}"
+  exec 9>&-
   if [[ -f "${dir}/build-stats.txt" ]]; then
     log "built ${name}: $(awk -F': ' '/Elapsed \(wall clock\)/{e=$2} /Maximum resident set size/{m=$2} END{printf "wall %s, peak RSS %.0f MiB", e, m/1024}' "${dir}/build-stats.txt")"
   fi
@@ -178,7 +198,7 @@ go_install_tool() {
     log "reuse ${dir}/${name}"
     return 0
   fi
-  mkdir -p "${dir}"
+  lock_build "${dir}" "${dir}/${name}" || return 0
   gobin="$(mktemp -d "${dir}/gobin.XXXXXX")"
   log "building ${name} ${version} (go install ${pkg}@${version})"
   local timer=()
@@ -188,6 +208,7 @@ go_install_tool() {
     built="$(find "${gobin}" -type f | head -n 1)"
     mv -f "${built}" "${dir}/${name}"
     rm -rf "${gobin}" "${dir}/build.log"
+    exec 9>&-
     return 0
   fi
   rm -rf "${gobin}"
