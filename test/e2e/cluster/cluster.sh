@@ -6,7 +6,8 @@
 # Karpenter's fake Nodes Ready and runs their pods) and Karpenter with its kwok cloud provider. See
 # docs/cluster.md for versions, measured costs and troubleshooting.
 #
-#   cluster.sh build    build (or reuse) every binary in the cache
+#   cluster.sh build    build (or reuse) every binary in the cache; `build crossplane` (etcd, kubernetes,
+#                       kwok, karpenter, crossplane, kubeconform) builds only the ones named
 #   cluster.sh up       build if needed, start everything on 127.0.0.1, print the kubeconfig path
 #   cluster.sh status   per-component running/dead, and the kubeconfig path
 #   cluster.sh down     stop every component by its recorded PID, remove the run directory
@@ -259,17 +260,19 @@ all_built() {
 
 cmd_build() {
   command -v go >/dev/null || die "go is not on PATH (needed to build the cluster binaries)"
+  local all=(etcd kubernetes kwok karpenter crossplane kubeconform) c
+  (($# > 0)) || set -- "${all[@]}"
+  for c in "$@"; do
+    [[ " ${all[*]} " == *" ${c} "* ]] || die "unknown component to build: ${c} (one of: ${all[*]})"
+  done
   # Sequential on purpose: one k8s build already uses both cores and several GB of memory.
-  build_etcd
-  build_kubernetes
-  build_kwok
-  build_karpenter
-  build_crossplane
-  build_kubeconform
+  for c in "$@"; do
+    "build_${c}"
+  done
   log "binaries in ${bin_root}"
   local b
   for b in etcd kube-apiserver kubectl kwok karpenter-kwok crossplane; do
-    log "  $(binary_path "${b}")"
+    if [[ -x "$(binary_path "${b}")" ]]; then log "  $(binary_path "${b}")"; fi
   done
 }
 
@@ -665,13 +668,16 @@ cmd_status() {
 }
 
 case "${1:-}" in
-  build) cmd_build ;;
+  build)
+    shift
+    cmd_build "$@"
+    ;;
   up) cmd_up ;;
   down) cmd_down ;;
   status) cmd_status ;;
   env) cat "${run_dir}/env" ;;
   *)
-    echo "usage: $0 build|up|down|status|env" >&2
+    echo "usage: $0 build [component...]|up|down|status|env" >&2
     exit 2
     ;;
 esac
