@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { validateAgainst } from '../../src/api/validate.js';
+import type { MaintenancePlan, RotationPolicy } from '../../src/generated/api-types.js';
 import { readClusterEnv } from './helpers/cluster.js';
 import { waitFor } from './helpers/k8s.js';
 
@@ -32,7 +33,7 @@ describe('CRDs on a real apiserver', () => {
     for (const crd of ['rotationpolicies.noderotation.io', 'maintenanceplans.noderotation.io']) {
       await waitFor(
         `${crd} Established`,
-        async () =>
+        () =>
           kubectl(['get', 'crd', crd, '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}']).out ===
           'True',
         { timeoutMs: 60_000 },
@@ -53,7 +54,7 @@ describe('CRDs on a real apiserver', () => {
     expect(validateAgainst('rotationPolicy', doc)).toEqual([]);
     const r = kubectl(['apply', '-f', '-', '-o', 'json'], stringify(doc));
     expect(r.code, r.err).toBe(0);
-    const spec = JSON.parse(r.out).spec;
+    const { spec } = JSON.parse(r.out) as RotationPolicy;
     expect(spec).toMatchObject({
       ageThreshold: 'auto',
       minRotationChances: 2,
@@ -143,7 +144,9 @@ describe('CRDs on a real apiserver', () => {
     expect(validateAgainst('maintenancePlan', plan)).toEqual([]);
     const r = kubectl(['apply', '-f', '-', '-o', 'json'], stringify(plan));
     expect(r.code, r.err).toBe(0);
-    expect(JSON.parse(r.out).spec.rules[0].overrides).toEqual({ surge: { cooldownAfter: '5m' } });
+    expect((JSON.parse(r.out) as MaintenancePlan).spec.rules?.[0]?.overrides).toEqual({
+      surge: { cooldownAfter: '5m' },
+    });
   });
 
   it('installs the placeholder PriorityClass', () => {

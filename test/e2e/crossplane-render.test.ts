@@ -1,35 +1,35 @@
-// The real Crossplane CLI (crank v2.2.4, built into the binary cache) renders the examples against the
-// function running on loopback: the output must be examples/crossplane/expected-output.txt, byte for byte.
-// It needs no cluster; it lives in the e2e suite because it needs the cached binary.
+// The real Crossplane CLI (built by cluster.sh from the wrapper module test/e2e/cluster/modules/crossplane)
+// renders the examples against the function running on loopback: the output must be
+// examples/crossplane/expected-output.txt, byte for byte. It needs no cluster, only the binary, which is why it
+// lives in the e2e suite: cluster.sh builds it with the rest, and a missing binary fails here, never skips.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { crossplaneBinary, EXAMPLES, EXAMPLES_NOW, renderArgs } from '../../functions/examples.js';
+import { EXAMPLES, EXAMPLES_NOW, renderArgs } from '../../functions/examples.js';
 import { startFunctionServer, type FunctionServer } from '../../functions/server.js';
 import { serverCredentials } from '../../functions/tls.js';
+import { readClusterEnv } from './helpers/cluster.js';
 
-const binary = crossplaneBinary();
-// The Go module proxy answers 403 for github.com/crossplane/crossplane (every version), so a fresh machine
-// cannot build the CLI (docs/cluster.md). Where the binary is cached these tests run; elsewhere they are
-// reported as skipped with the reason, rather than failing every CI run on a new machine.
-const available = existsSync(binary);
-if (!available)
-  console.warn(
-    `SKIPPED crossplane render tests: ${binary} is missing and cannot be built from the Go module proxy (docs/function.md).`,
-  );
-let server: FunctionServer;
+const env = readClusterEnv();
+const binary = env.crossplane;
+let server: FunctionServer | undefined;
 const calls: string[] = [];
 
 beforeAll(async () => {
-  if (!available) return;
+  if (!existsSync(binary)) {
+    throw new Error(
+      `the Crossplane CLI ${binary} is missing: \`npm run cluster -- build\` builds it ` +
+        '(test/e2e/cluster/modules/crossplane, docs/cluster.md)',
+    );
+  }
   server = await startFunctionServer({
     address: '127.0.0.1:0',
     credentials: serverCredentials({ insecure: true, tlsCertsDir: undefined }),
     metricsAddress: null,
-    log: (_level, message, fields) => calls.push(`${message} ${String(fields?.result ?? '')}`),
+    log: (_level, message, fields) => calls.push(`${message} ${resultOf(fields)}`),
     now: () => EXAMPLES_NOW,
   });
 });
@@ -38,13 +38,26 @@ afterAll(async () => {
   await server?.shutdown(1000);
 });
 
+/** The `result` field the function logs with each RunFunction call (a string), or ''. */
+function resultOf(fields: Record<string, unknown> | undefined): string {
+  return typeof fields?.result === 'string' ? fields.result : '';
+}
+
 // Asynchronous: the function is served from this process, so the event loop must keep running.
 const crossplane = async (args: string[]): Promise<string> =>
   (await promisify(execFile)(binary, args, { cwd: EXAMPLES, encoding: 'utf8', timeout: 90_000 })).stdout;
-const render = (nodePools = 'required-nodepools.yaml'): Promise<string> =>
-  crossplane(renderArgs(`127.0.0.1:${server.port}`).map((a) => (a === 'required-nodepools.yaml' ? nodePools : a)));
 
-describe.skipIf(!available)(`crossplane render (${binary})`, () => {
+function render(nodePools = 'required-nodepools.yaml'): Promise<string> {
+  if (!server) throw new Error('the function server did not start (see beforeAll)');
+  const args = renderArgs(`127.0.0.1:${server.port}`);
+  return crossplane(args.map((a) => (a === 'required-nodepools.yaml' ? nodePools : a)));
+}
+
+describe(`crossplane render (${binary})`, () => {
+  it('is the version the wrapper module pins, stamped into the binary', async () => {
+    expect(await crossplane(['version', '--client'])).toBe(`Client Version: ${env.versions.crossplane}\n`);
+  });
+
   it('renders the example plan into the expected XR status and RotationPolicies', async () => {
     expect(await render()).toBe(readFileSync(join(EXAMPLES, 'expected-output.txt'), 'utf8'));
   });
@@ -58,7 +71,8 @@ describe.skipIf(!available)(`crossplane render (${binary})`, () => {
     ]);
   });
 
-  it('`crossplane xpkg build` accepts functions/package (its linter allows only the Function meta and CRDs)', async () => {
+  // Its linter allows only the Function meta and CRDs in a function package.
+  it('`crossplane xpkg build` accepts functions/package', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'xpkg-'));
     try {
       await crossplane([
@@ -81,7 +95,9 @@ describe.skipIf(!available)(`crossplane render (${binary})`, () => {
       (err: { stderr?: string }) => String(err.stderr),
     );
     expect(failure).toContain(
-      'pipeline step "rotation-policies" returned a fatal result: NodePool general (RotationPolicy platform-general): spec.defaults.ageThreshold: expireAfter 3d is not longer than the lead time',
+      'pipeline step "rotation-policies" returned a fatal result: NodePool general ' +
+        '(RotationPolicy platform-general): spec.defaults.ageThreshold: ' +
+        'expireAfter 3d is not longer than the lead time',
     );
   });
 });

@@ -3,7 +3,8 @@
 // rotation controller moves into maintenance windows, so the test environment must really do it.
 import { describe, expect, it } from 'vitest';
 import { deployment, useCluster } from './helpers/context.js';
-import { conditionTrue, metricSum, podRunningReady, toDate, waitFor, type NodeClaim } from './helpers/k8s.js';
+import type { NodeClaim } from '../../src/karpenter/types.js';
+import { conditionTrue, metricSum, podRunningReady, toDate, waitFor } from './helpers/k8s.js';
 
 const EXPIRE_AFTER_S = 60;
 

@@ -15,6 +15,7 @@ function check(files: string[]): { code: number; out: string } {
   const r = spawnSync(kubeconform, ['-strict', '-summary', '-output', 'text', '-schema-location', LOCATION, ...files], {
     encoding: 'utf8',
   });
+  if (r.error) throw new Error(`${kubeconform}: ${r.error.message} (\`npm run cluster -- build\` builds it)`);
   return { code: r.status ?? -1, out: `${r.stdout}${r.stderr}` };
 }
 
@@ -48,7 +49,9 @@ describe('kubeconform with the published schemas', () => {
     },
     {
       reason: 'maxUnavailable other than 1',
-      spec: 'nodePools: [a]\n  maintenanceWindows: [{timezone: UTC, days: [Sat], start: "02:00", end: "06:00"}]\n  surge: {maxUnavailable: 2}',
+      spec:
+        'nodePools: [a]\n  maintenanceWindows: [{timezone: UTC, days: [Sat], start: "02:00", end: "06:00"}]\n' +
+        '  surge: {maxUnavailable: 2}',
       expect: 'maxUnavailable',
     },
   ])('rejects $reason', ({ spec, expect: what }) => {

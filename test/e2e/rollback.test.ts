@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { A } from '../../src/engine/annotations.js';
 import { deployment, useCluster } from './helpers/context.js';
 import { anytimePolicy, reconcileOnce } from './helpers/engine-shell.js';
-import { podRunningReady, waitFor } from './helpers/k8s.js';
+import { conditionTrue, podRunningReady, waitFor } from './helpers/k8s.js';
 
 describe('a surge that cannot land', () => {
   const { kube, res } = useCluster();
@@ -38,19 +38,15 @@ describe('a surge that cannot land', () => {
     const [claim] = await waitFor(
       'one Ready NodeClaim running the app, counted in the pool status',
       async () => {
-        const claims = (await kube.nodeClaims(pool)).filter((c) =>
-          c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True'),
-        );
-        const counted = (await kube.getNodePool(pool))?.status as { resources?: { cpu?: string } } | undefined;
-        return claims.length === 1 &&
-          counted?.resources?.cpu === '500m' &&
-          (await kube.pods(ns, 'app=app')).some(podRunningReady)
+        const claims = (await kube.nodeClaims(pool)).filter((c) => conditionTrue(c, 'Ready'));
+        const counted = (await kube.getNodePool(pool))?.status?.resources?.cpu;
+        return claims.length === 1 && counted === '500m' && (await kube.pods(ns, 'app=app')).some(podRunningReady)
           ? claims
           : undefined;
       },
       { timeoutMs: 180_000 },
     );
-    const name = claim!.metadata.name as string;
+    const name = claim!.metadata.name;
     const nodeName = claim!.status?.nodeName as string;
 
     // A short readyTimeout keeps the test short; failurePause keeps it to one attempt.

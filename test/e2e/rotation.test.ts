@@ -14,7 +14,7 @@ import { podRunningReady, waitFor } from './helpers/k8s.js';
 describe('a surge rotation driven by the engine', () => {
   const { kube, res } = useCluster();
 
-  it('replaces the node surge-first: placeholder → surge node Ready → old NodeClaim drained → markers gone', async () => {
+  it('replaces the node surge-first: placeholder, surge node Ready, old NodeClaim drained, markers gone', async () => {
     const ns = await res.namespace('e2e-rot');
     const priorityClass = await res.priorityClass('e2e-ph', -10, 'Never');
     const pool = await res.nodePool('e2e-rot', {
@@ -57,7 +57,7 @@ describe('a surge rotation driven by the engine', () => {
       },
       { timeoutMs: 180_000 },
     );
-    const oldName = oldClaim!.metadata.name as string;
+    const oldName = oldClaim!.metadata.name;
 
     // Gate A (cooldownAfter) keeps the test to one rotation.
     const policy = anytimePolicy(pool, {

@@ -6,7 +6,8 @@
 # Karpenter's fake Nodes Ready and runs their pods) and Karpenter with its kwok cloud provider. See
 # docs/cluster.md for versions, measured costs and troubleshooting.
 #
-#   cluster.sh build    build (or reuse) every binary in the cache
+#   cluster.sh build    build (or reuse) every binary in the cache; `build crossplane` (etcd, kubernetes,
+#                       kwok, karpenter, crossplane, kubeconform) builds only the ones named
 #   cluster.sh up       build if needed, start everything on 127.0.0.1, print the kubeconfig path
 #   cluster.sh status   per-component running/dead, and the kubeconfig path
 #   cluster.sh down     stop every component by its recorded PID, remove the run directory
@@ -56,8 +57,7 @@ k8s_version="$(module_version kubernetes k8s.io/kubernetes)"
 etcd_version="$(module_version etcd go.etcd.io/etcd/server/v3)"
 kwok_version="$(module_version kwok sigs.k8s.io/kwok)"
 karpenter_version="$(module_version karpenter sigs.k8s.io/karpenter)"
-# No wrapper module for crossplane (see build_crossplane): its version comes from versions.env.
-crossplane_version="$(sed -n 's/^CROSSPLANE_VERSION=//p' "${here}/versions.env")"
+crossplane_version="$(module_version crossplane github.com/crossplane/crossplane/v2)"
 kubeconform_version="$(sed -n 's/^KUBECONFORM_VERSION=//p' "${here}/versions.env")"
 
 # <binary> -> its version, cached path
@@ -67,6 +67,7 @@ component_version() {
     kube-apiserver | kube-controller-manager | kube-scheduler | kubectl) echo "${k8s_version}" ;;
     kwok) echo "${kwok_version}" ;;
     karpenter-kwok) echo "${karpenter_version}" ;;
+    crossplane) echo "${crossplane_version}" ;;
     *) die "unknown component $1" ;;
   esac
 }
@@ -82,6 +83,25 @@ module_time() { # <wrapper dir> <module path>
   (cd "${modules}/$1" && go list -m -f '{{if .Time}}{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}{{end}}' "$2")
 }
 
+# lock_build <dir> <dest>: takes the build lock of a cache directory, waiting while another cluster.sh (another
+# clone or engineer sharing the cache) builds the same binary; two builds at once only double the time on 2
+# cores. Returns 1 when the binary appeared meanwhile. The lock is released when the caller closes fd 9 or
+# exits (a failed build dies).
+lock_build() {
+  local dir="$1" dest="$2"
+  mkdir -p "${dir}"
+  exec 9>"${dir}/.build.lock"
+  if ! flock -n 9; then
+    log "another build of ${dest} is running: waiting for it (${dir}/.build.lock)"
+    flock 9
+  fi
+  if [[ -x "${dest}" ]]; then
+    exec 9>&-
+    log "reuse ${dest} (built meanwhile)"
+    return 1
+  fi
+}
+
 # go_build <binary> <wrapper dir> <package> <ldflags>: builds into the cache unless it is already there.
 # Builds to a temporary name and renames, so an interrupted build never leaves a half-written binary that a
 # later run would trust. Peak memory and time go to build-stats.txt (from /usr/bin/time -v) beside it.
@@ -94,7 +114,7 @@ go_build() {
     log "reuse ${dest}"
     return 0
   fi
-  mkdir -p "${dir}"
+  lock_build "${dir}" "${dest}" || return 0
   tmp="${dest}.tmp.$$"
   log "building ${name} $(component_version "${name}") from ${pkg} (this can take minutes)"
   local timer=()
@@ -107,6 +127,7 @@ go_build() {
     die "build of ${name} failed"
   fi
   mv -f "${tmp}" "${dest}"
+  exec 9>&-
   if [[ -f "${dir}/build-stats.txt" ]]; then
     log "built ${name}: $(awk -F': ' '/Elapsed \(wall clock\)/{e=$2} /Maximum resident set size/{m=$2} END{printf "wall %s, peak RSS %.0f MiB", e, m/1024}' "${dir}/build-stats.txt")"
   fi
@@ -170,16 +191,15 @@ build_karpenter() {
 
 # Tools that are no cluster component, built with a plain `go install pkg@version` into
 # <cache>/bin/<name>-<version>/<name> (reused when present).
-#   go_install_tool <name> <version> <package> <ldflags> <required|optional>
-# An optional tool that does not build is a warning; the cluster does not need it.
+#   go_install_tool <name> <version> <package> <ldflags>
 go_install_tool() {
-  local name="$1" version="$2" pkg="$3" ldflags="$4" need="$5" dir gobin built
+  local name="$1" version="$2" pkg="$3" ldflags="$4" dir gobin built
   dir="${bin_root}/${name}-${version}"
   if [[ -x "${dir}/${name}" ]]; then
     log "reuse ${dir}/${name}"
     return 0
   fi
-  mkdir -p "${dir}"
+  lock_build "${dir}" "${dir}/${name}" || return 0
   gobin="$(mktemp -d "${dir}/gobin.XXXXXX")"
   log "building ${name} ${version} (go install ${pkg}@${version})"
   local timer=()
@@ -189,29 +209,38 @@ go_install_tool() {
     built="$(find "${gobin}" -type f | head -n 1)"
     mv -f "${built}" "${dir}/${name}"
     rm -rf "${gobin}" "${dir}/build.log"
+    exec 9>&-
     return 0
   fi
   rm -rf "${gobin}"
   sed 's/^/    /' "${dir}/build.log" | head -n 5 >&2
-  [[ "${need}" == required ]] && die "${name} ${version} did not build (${dir}/build.log)"
-  log "WARNING: ${name} ${version} could not be built here; continuing without it (docs/cluster.md)"
-  rm -rf "${dir}"
+  die "${name} ${version} did not build (${dir}/build.log)"
 }
 
-# The Crossplane CLI (crank, renamed crossplane) for `crossplane render` tests. It has no wrapper module:
-# the Go module proxy here answers 403 Forbidden for every version of github.com/crossplane/crossplane/v2
-# (docs/cluster.md), so `go mod tidy` cannot write one; `go install` is tried so that it builds wherever
-# the proxy serves it. Optional: the cluster does not need it.
+# The Crossplane CLI (cmd/crank, named crossplane as upstream ships it) for the `crossplane render` tests,
+# from its wrapper module. The version variable is the one upstream's own build sets (nix/build.nix);
+# without it `crossplane version` prints an empty client version. Crossplane's CRDs are kept beside it so
+# the e2e suite can dry-run the Composition, XRD and Function examples against the apiserver.
 build_crossplane() {
-  go_install_tool crossplane "${crossplane_version}" github.com/crossplane/crossplane/v2/cmd/crank \
-    "-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=${crossplane_version}" optional
+  local dir src
+  go_build crossplane crossplane github.com/crossplane/crossplane/v2/cmd/crank \
+    "-X github.com/crossplane/crossplane/v2/internal/version.version=${crossplane_version}"
+  dir="$(artifact_dir crossplane)"
+  if [[ ! -d "${dir}/crds" ]]; then
+    src="$(module_dir crossplane github.com/crossplane/crossplane/v2)"
+    rm -rf "${dir}/crds.tmp"
+    mkdir -p "${dir}/crds.tmp"
+    cp "${src}"/cluster/crds/*.yaml "${dir}/crds.tmp/"
+    chmod u+w "${dir}"/crds.tmp/*.yaml
+    mv "${dir}/crds.tmp" "${dir}/crds"
+  fi
 }
 
 # kubeconform checks our published schemas the way users run it (test/e2e/kubeconform.test.ts). It has no
 # replace directives, and its go.sum pins its dependencies.
 build_kubeconform() {
   go_install_tool kubeconform "${kubeconform_version}" github.com/yannh/kubeconform/cmd/kubeconform \
-    "-X main.version=${kubeconform_version}" required
+    "-X main.version=${kubeconform_version}"
 }
 
 # Source directory of a module in the Go module cache (downloads it if needed).
@@ -225,22 +254,25 @@ all_built() {
     [[ -x "$(binary_path "${b}")" ]] || return 1
   done
   [[ -s "$(artifact_dir kwok)/stages.yaml" && -d "$(artifact_dir karpenter-kwok)/crds" ]] \
+    && [[ -x "$(binary_path crossplane)" && -d "$(artifact_dir crossplane)/crds" ]] \
     && [[ -x "${bin_root}/kubeconform-${kubeconform_version}/kubeconform" ]]
 }
 
 cmd_build() {
   command -v go >/dev/null || die "go is not on PATH (needed to build the cluster binaries)"
+  local all=(etcd kubernetes kwok karpenter crossplane kubeconform) c
+  (($# > 0)) || set -- "${all[@]}"
+  for c in "$@"; do
+    [[ " ${all[*]} " == *" ${c} "* ]] || die "unknown component to build: ${c} (one of: ${all[*]})"
+  done
   # Sequential on purpose: one k8s build already uses both cores and several GB of memory.
-  build_etcd
-  build_kubernetes
-  build_kwok
-  build_karpenter
-  build_crossplane
-  build_kubeconform
+  for c in "$@"; do
+    "build_${c}"
+  done
   log "binaries in ${bin_root}"
   local b
-  for b in etcd kube-apiserver kubectl kwok karpenter-kwok; do
-    log "  $(binary_path "${b}")"
+  for b in etcd kube-apiserver kubectl kwok karpenter-kwok crossplane; do
+    if [[ -x "$(binary_path "${b}")" ]]; then log "  $(binary_path "${b}")"; fi
   done
 }
 
@@ -399,6 +431,9 @@ K8S_VERSION=${k8s_version}
 ETCD_VERSION=${etcd_version}
 KWOK_VERSION=${kwok_version}
 KARPENTER_VERSION=${karpenter_version}
+CROSSPLANE=$(binary_path crossplane)
+CROSSPLANE_VERSION=${crossplane_version}
+CROSSPLANE_CRDS=$(artifact_dir crossplane)/crds
 ETCD_PORT=${etcd_port}
 APISERVER_PORT=${apiserver_port}
 KCM_PORT=${kcm_port}
@@ -633,13 +668,16 @@ cmd_status() {
 }
 
 case "${1:-}" in
-  build) cmd_build ;;
+  build)
+    shift
+    cmd_build "$@"
+    ;;
   up) cmd_up ;;
   down) cmd_down ;;
   status) cmd_status ;;
   env) cat "${run_dir}/env" ;;
   *)
-    echo "usage: $0 build|up|down|status|env" >&2
+    echo "usage: $0 build [component...]|up|down|status|env" >&2
     exit 2
     ;;
 esac

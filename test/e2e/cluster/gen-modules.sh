@@ -6,7 +6,7 @@
 # its own go.sum: builds are reproducible and need nothing but the Go module proxy.
 #
 # Only needed when a version in versions.env changes; the generated files are committed.
-# Usage: bash test/e2e/cluster/gen-modules.sh [kubernetes|etcd|kwok|karpenter]...
+# Usage: bash test/e2e/cluster/gen-modules.sh [kubernetes|etcd|kwok|karpenter|crossplane]...
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -80,8 +80,15 @@ gen_karpenter() {
   write_module "${here}/modules/karpenter" "sigs.k8s.io/karpenter@${KARPENTER_VERSION}" "" sigs.k8s.io/karpenter/kwok
 }
 
+# The Crossplane CLI (cmd/crank, installed as `crossplane`) for the `crossplane render` tests. A wrapper module
+# rather than `go install pkg@version`: the proxy serves only some versions and refuses version lists.
+gen_crossplane() {
+  write_module "${here}/modules/crossplane" "github.com/crossplane/crossplane/v2@${CROSSPLANE_VERSION}" "" \
+    github.com/crossplane/crossplane/v2/cmd/crank
+}
+
 components=("$@")
-[[ ${#components[@]} -gt 0 ]] || components=(kubernetes etcd kwok karpenter)
+[[ ${#components[@]} -gt 0 ]] || components=(kubernetes etcd kwok karpenter crossplane)
 for c in "${components[@]}"; do
   echo "==> generating modules/${c}" >&2
   "gen_${c}"

@@ -21,7 +21,10 @@ export interface ClusterEnv {
   components: string[];
   karpenterMetricsPort: number;
   karpenterHealthPort: number;
-  versions: Record<'k8s' | 'etcd' | 'kwok' | 'karpenter', string>;
+  /** The Crossplane CLI built from modules/crossplane, and Crossplane's CRDs from the same module version. */
+  crossplane: string;
+  crossplaneCrds: string;
+  versions: Record<'k8s' | 'etcd' | 'kwok' | 'karpenter' | 'crossplane', string>;
 }
 
 /** Parses the KEY=VALUE env file that `cluster.sh up` writes into the run directory. */
@@ -37,7 +40,12 @@ export function readClusterEnv(dir = runDir()): ClusterEnv {
   }
   const get = (k: string): string => {
     const v = vars.get(k);
-    if (v === undefined) throw new Error(`${file} has no ${k}`);
+    if (v === undefined) {
+      throw new Error(
+        `${file} has no ${k}: it was written by an older cluster.sh; ` +
+          'restart the cluster (`npm run cluster -- down`, then `up`)',
+      );
+    }
     return v;
   };
   return {
@@ -47,11 +55,14 @@ export function readClusterEnv(dir = runDir()): ClusterEnv {
     components: get('COMPONENTS').split(' ').filter(Boolean),
     karpenterMetricsPort: Number(get('KARPENTER_METRICS_PORT')),
     karpenterHealthPort: Number(get('KARPENTER_HEALTH_PORT')),
+    crossplane: get('CROSSPLANE'),
+    crossplaneCrds: get('CROSSPLANE_CRDS'),
     versions: {
       k8s: get('K8S_VERSION'),
       etcd: get('ETCD_VERSION'),
       kwok: get('KWOK_VERSION'),
       karpenter: get('KARPENTER_VERSION'),
+      crossplane: get('CROSSPLANE_VERSION'),
     },
   };
 }

@@ -3,8 +3,9 @@
 // or the scheduler did not act).
 import type * as k8s from '@kubernetes/client-node';
 import { afterEach, beforeEach } from 'vitest';
+import { NODEPOOL_LABEL } from '../../../src/karpenter/types.js';
 import { logTails } from './cluster.js';
-import { Kube, NODEPOOL_LABEL, TestResources } from './k8s.js';
+import { Kube, TestResources } from './k8s.js';
 
 export function useCluster(): { kube: Kube; res: TestResources } {
   const kube = new Kube();

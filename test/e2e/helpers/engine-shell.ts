@@ -5,6 +5,7 @@ import { A } from '../../../src/engine/annotations.js';
 import { decide } from '../../../src/engine/decide.js';
 import type { Action, Decision, Snapshot } from '../../../src/engine/types.js';
 import type { RotationPolicy, Surge } from '../../../src/generated/api-types.js';
+import type { ObjectMeta } from '../../../src/karpenter/types.js';
 import { readClusterEnv } from './cluster.js';
 
 const env = readClusterEnv();
@@ -41,9 +42,7 @@ export function execute(a: Action, namespace: string): void {
         ...(a.target.namespace ? ['-n', a.target.namespace] : []),
       ];
       if (a.onlyIfAbsent) {
-        const current = JSON.parse(kubectl(['get', ...target, '-o', 'json'])) as {
-          metadata: { annotations?: Record<string, string> };
-        };
+        const current = JSON.parse(kubectl(['get', ...target, '-o', 'json'])) as { metadata: ObjectMeta };
         if (current.metadata.annotations?.[a.onlyIfAbsent] !== undefined) return;
       }
       const args = [...Object.entries(a.set).map(([k, v]) => `${k}=${v}`), ...a.remove.map((k) => `${k}-`)];

@@ -6,8 +6,10 @@ import { clusterDown, clusterRunning, clusterUp } from './cluster.js';
 export default function setup(): () => void {
   const wasRunning = clusterRunning();
   const env = clusterUp();
+  const v = env.versions;
   console.error(
-    `e2e cluster: k8s ${env.versions.k8s}, karpenter ${env.versions.karpenter}, kwok ${env.versions.kwok}, etcd ${env.versions.etcd}; KUBECONFIG=${env.kubeconfig}${wasRunning ? ' (reused)' : ''}`,
+    `e2e cluster: k8s ${v.k8s}, karpenter ${v.karpenter}, kwok ${v.kwok}, etcd ${v.etcd}, ` +
+      `crossplane CLI ${v.crossplane}; KUBECONFIG=${env.kubeconfig}${wasRunning ? ' (reused)' : ''}`,
   );
   return () => {
     if (!wasRunning && process.env.NODEROTATION_E2E_KEEP_CLUSTER !== '1') clusterDown();

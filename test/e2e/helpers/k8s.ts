@@ -3,29 +3,26 @@
 // themselves.
 import * as k8s from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
+import {
+  NODEPOOL_LABEL,
+  type NodeClaim,
+  type NodePool,
+  type NodeSelectorRequirement,
+} from '../../../src/karpenter/types.js';
 import { readClusterEnv, type ClusterEnv } from './cluster.js';
 
-export const KARPENTER_GROUP = 'karpenter.sh';
-export const KARPENTER_VERSION = 'v1';
-export const NODEPOOL_LABEL = 'karpenter.sh/nodepool';
+// The Karpenter objects are the project's own types (src/karpenter/types.ts): the tests read the API the
+// engine reads, so a field the engine relies on and Karpenter does not serve shows up here first.
+const KARPENTER_GROUP = 'karpenter.sh';
+const KARPENTER_VERSION = 'v1';
 
-/** Minimal shapes of the Karpenter objects the tests read (karpenter.sh/v1, see docs/cluster.md). */
-export interface Condition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-}
-export interface NodeClaim {
-  metadata: k8s.V1ObjectMeta;
-  spec: { expireAfter?: string; terminationGracePeriod?: string };
-  status?: { nodeName?: string; providerID?: string; conditions?: Condition[] };
-}
-export interface NodePool {
-  metadata: k8s.V1ObjectMeta;
-  spec: Record<string, unknown>;
-  status?: { conditions?: Condition[] };
-}
+/** What a test sets of a NodePool's template spec; nodeClassRef is always the KWOKNodeClass `default`. */
+export type NodePoolTemplateSpec = Omit<NodePool['spec']['template']['spec'], 'nodeClassRef'> & {
+  // Required by the NodePool CRD (karpenter.sh_nodepools.yaml, v1.14.1).
+  requirements: NodeSelectorRequirement[];
+};
+/** The rest of a NodePool spec a test may set (limits, disruption, weight). */
+export type NodePoolSpecExtras = Partial<Omit<NodePool['spec'], 'template'>>;
 
 export class Kube {
   readonly env: ClusterEnv;
@@ -48,7 +45,7 @@ export class Kube {
 
   // --- Karpenter objects (cluster-scoped custom resources) ---
 
-  async createNodePool(body: { metadata: { name: string }; spec: Record<string, unknown> }): Promise<NodePool> {
+  async createNodePool(body: Omit<NodePool, 'apiVersion' | 'kind' | 'status'>): Promise<NodePool> {
     return (await this.custom.createClusterCustomObject({
       group: KARPENTER_GROUP,
       version: KARPENTER_VERSION,
@@ -176,8 +173,20 @@ export function metricSum(metricsText: string, name: string, labels: Record<stri
 
 // --- small predicates ---
 
-export function conditionTrue(obj: { status?: { conditions?: Condition[] } } | undefined, type: string): boolean {
-  return obj?.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
+/**
+ * True when the object has condition `type` with status True. The conditions are read as unknown: the
+ * project's NodePool type leaves them untyped (the engine never reads them), Karpenter serves the usual
+ * {type, status} entries.
+ */
+export function conditionTrue(
+  obj: { status?: { conditions?: readonly unknown[] } } | undefined,
+  type: string,
+): boolean {
+  return obj?.status?.conditions?.some((c) => isCondition(c) && c.type === type && c.status === 'True') ?? false;
+}
+
+function isCondition(c: unknown): c is { type: string; status: string } {
+  return typeof c === 'object' && c !== null && 'type' in c && 'status' in c;
 }
 
 export function nodeReady(node: k8s.V1Node | undefined): boolean {
@@ -297,11 +306,7 @@ export class TestResources {
   }
 
   /** Creates a NodePool on the KWOKNodeClass `default` and waits until Karpenter reports it Ready. */
-  async nodePool(
-    prefix: string,
-    template: Record<string, unknown>,
-    spec: Record<string, unknown> = {},
-  ): Promise<string> {
+  async nodePool(prefix: string, template: NodePoolTemplateSpec, spec: NodePoolSpecExtras = {}): Promise<string> {
     const name = uniqueName(prefix);
     await this.kube.createNodePool({
       metadata: { name },
