@@ -84,6 +84,8 @@ export const YAML_LIMITS = {
   aliases: 100,
   /** Nesting of [ and { (flow collections); yaml's parser needs memory per open level. */
   flowDepth: 100,
+  /** YAML nodes per file: about 2,000 NodeClaims as `kubectl get -o yaml` prints them. */
+  nodes: 200_000,
   /** Nesting of the parsed value (objects and lists); Kubernetes objects are far shallower. */
   depth: 100,
   /** YAML errors reported per file; the rest are counted. */
@@ -108,16 +110,42 @@ function linePosition(text: string, offset: number): string {
   return `line ${line}, column ${offset - lineStart + 1}`;
 }
 
-/** The deepest nesting of flow collections, from yaml's own lexer (so quotes and comments are respected). */
-function flowDepthOver(text: string, limit: number): boolean {
-  let depth = 0;
+/**
+ * A first pass with yaml's own lexer (linear, so quotes and comments are respected) for what would make the
+ * parser itself take memory without bound: flow collections or same-line block items nested too deep, too
+ * many nodes (each parsed node costs the parser about a kilobyte). The problem, or null.
+ */
+function lexicalProblem(text: string): Omit<FieldError, 'path'> | null {
+  let flow = 0;
+  let sameLine = 0;
+  let nodes = 0;
   for (const token of new Lexer().lex(text)) {
+    const c = token[0];
+    if (c === ' ' || c === '&' || c === '!') continue; // spaces, anchors and tags: part of the next node
+    if (c === '-' || c === '?' || c === ':') {
+      if (token.length === 1 && ++sameLine > YAML_LIMITS.depth)
+        return {
+          found: `block collections nested more than ${YAML_LIMITS.depth} deep on one line`,
+          allowed: `at most ${YAML_LIMITS.depth} levels`,
+        };
+    } else sameLine = 0;
     if (token === '[' || token === '{') {
-      if (++depth > limit) return true;
-    } else if ((token === ']' || token === '}') && depth > 0) depth--;
-    else if (token === '\x02' || token === '\x18') depth = 0; // a new document (doc-mode / flow-error-end)
+      if (++flow > YAML_LIMITS.flowDepth)
+        return {
+          found: `[ or { nested more than ${YAML_LIMITS.flowDepth} deep`,
+          allowed: `at most ${YAML_LIMITS.flowDepth} levels of flow collections`,
+        };
+    } else if ((token === ']' || token === '}') && flow > 0) flow--;
+    else if (token === '\x02' || token === '\x18') flow = 0; // a new document, or the lexer ended a flow
+    if (c === '\x1f' || c === '"' || c === "'" || c === '*' || c === '[' || c === '{' || token === '-') {
+      if (++nodes > YAML_LIMITS.nodes)
+        return {
+          found: `more than ${YAML_LIMITS.nodes.toLocaleString('en-US')} YAML nodes (values, lists and maps)`,
+          allowed: `at most ${YAML_LIMITS.nodes.toLocaleString('en-US')} per file; split the file`,
+        };
+    }
   }
-  return false;
+  return null;
 }
 
 /** Whether a parsed value nests deeper than `limit`, walked without recursion. */
@@ -151,23 +179,22 @@ function yamlError(file: string, document: number, position: string, message: st
 export function parseYamlFile(file: string, text: string): { documents: ParsedDocument[]; errors: InputError[] } {
   const documents: ParsedDocument[] = [];
   const errors: InputError[] = [];
-  if (flowDepthOver(text, YAML_LIMITS.flowDepth)) {
-    errors.push({
-      file,
-      document: 1,
-      path: '(document)',
-      found: `[ or { nested more than ${YAML_LIMITS.flowDepth} deep`,
-      allowed: `at most ${YAML_LIMITS.flowDepth} levels of flow collections`,
-    });
+  const problem = lexicalProblem(text);
+  if (problem !== null) {
+    errors.push({ file, document: 1, path: '(file)', ...problem });
     return { documents, errors };
   }
   const composer = new Composer({ uniqueKeys: true });
   const counted = countErrors(composer);
+  let skipped = 0;
   let shown = 0;
   let document = 0;
   let n = 0;
+  // Error objects capture a stack trace each; none is ever shown, and a broken file can have a million.
+  const stackTraceLimit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
   try {
-    for (const doc of composer.compose(new Parser().parse(text), true, text.length)) {
+    for (const doc of composeBounded(composer, text, () => skipped++)) {
       if (++n > YAML_LIMITS.documents) {
         errors.push({
           file,
@@ -186,9 +213,9 @@ export function parseYamlFile(file: string, text: string): { documents: ParsedDo
         continue;
       }
       const value = toValue(doc);
-      if (typeof value === 'string') {
+      if (!('value' in value)) {
         document++;
-        errors.push({ file, document, path: '(document)', found: value, allowed: 'a Kubernetes object' });
+        errors.push({ file, document, ...value });
       } else if (value.value !== null && value.value !== undefined) {
         document++;
         documents.push({ document, value: value.value });
@@ -198,16 +225,35 @@ export function parseYamlFile(file: string, text: string): { documents: ParsedDo
     // yaml recurses per nesting level: a deep enough block structure overflows the stack.
     if (!(err instanceof RangeError)) throw err;
     errors.push(yamlError(file, document + 1, 'somewhere', `nested too deeply: ${err.message}`));
+  } finally {
+    Error.stackTraceLimit = stackTraceLimit;
   }
-  if (counted() > shown)
+  const total = counted() + skipped;
+  if (total > shown)
     errors.push({
       file,
       document,
       path: '(file)',
-      found: `${counted() - shown} more YAML errors, not shown`,
+      found: `${total - shown} more YAML errors, not shown`,
       allowed: 'valid YAML',
     });
   return { documents, errors };
+}
+
+/**
+ * composer.compose, except that the parser's error tokens past YAML_LIMITS.errorsPerFile are counted, not
+ * composed: each would become an error object in the document, and a file of broken lines has one per line.
+ */
+function* composeBounded(composer: Composer, text: string, skip: () => void) {
+  let errorTokens = 0;
+  for (const token of new Parser().parse(text)) {
+    if (token.type === 'error' && ++errorTokens > YAML_LIMITS.errorsPerFile) {
+      skip();
+      continue;
+    }
+    yield* composer.next(token);
+  }
+  yield* composer.end(true, text.length);
 }
 
 /**
@@ -231,18 +277,32 @@ function countErrors(composer: Composer): () => number {
 }
 
 /** A composed document as a plain value, or why not: an alias bomb, an unresolved alias, nesting too deep. */
-function toValue(doc: { toJS(options: { maxAliasCount: number }): unknown }): { value: unknown } | string {
+function toValue(doc: { toJS(options: { maxAliasCount: number }): unknown }): { value: unknown } | FieldError {
+  const where = '(document)';
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: YAML_LIMITS.aliases });
   } catch (err) {
-    if (err instanceof RangeError) return 'YAML nested too deeply to read';
-    if (err instanceof ReferenceError && /alias/i.test(err.message))
-      return `YAML aliases that expand more than ${YAML_LIMITS.aliases} times (an alias bomb?)`;
-    return `YAML that cannot be read (${(err as Error).message.slice(0, 200)})`;
+    if (err instanceof RangeError)
+      return { path: where, found: 'YAML nested too deeply to read', allowed: 'a Kubernetes object' };
+    if (err instanceof ReferenceError && /excessive alias count/i.test(err.message))
+      return {
+        path: where,
+        found: `YAML aliases that expand more than ${YAML_LIMITS.aliases} times (an alias bomb?)`,
+        allowed: `aliases (*name) that expand at most ${YAML_LIMITS.aliases} times in all`,
+      };
+    return {
+      path: where,
+      found: `YAML that cannot be read (${(err as Error).message.slice(0, 200)})`,
+      allowed: 'valid YAML',
+    };
   }
   if (deeperThan(value, YAML_LIMITS.depth))
-    return `objects and lists nested more than ${YAML_LIMITS.depth} deep (at most ${YAML_LIMITS.depth})`;
+    return {
+      path: where,
+      found: `objects and lists nested more than ${YAML_LIMITS.depth} deep (an alias that contains itself?)`,
+      allowed: `at most ${YAML_LIMITS.depth} levels`,
+    };
   return { value };
 }
 

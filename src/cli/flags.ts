@@ -44,14 +44,9 @@ function daysInMonth(year: number, month: number): number {
 function rfc3339Problem(value: string): string | null {
   const m = RFC3339.exec(value);
   if (!m) return 'not an RFC 3339 date-time with an offset (YYYY-MM-DDTHH:MM:SSZ or ±HH:MM)';
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as number[] as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
+  if (year === undefined || month === undefined || day === undefined) return 'not a date';
+  if (hour === undefined || minute === undefined || second === undefined) return 'not a time';
   if (year < 1970) return 'a year before 1970';
   if (month < 1 || month > 12) return `month ${m[2]} does not exist`;
   if (day < 1 || day > daysInMonth(year, month)) return `${m[1]}-${m[2]} has no day ${m[3]}`;

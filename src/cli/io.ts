@@ -91,19 +91,21 @@ function decode(bytes: Buffer): string | null {
   }
 }
 
-/** Index of the first byte that is not part of valid UTF-8, for the message (found by halving). */
+/**
+ * Where the first byte is that does not start a well-formed UTF-8 sequence, for the message. Only locates:
+ * TextDecoder decides validity (overlong forms and surrogates it refuses may be located past them).
+ */
 function firstInvalidByte(bytes: Buffer): number {
-  let lo = 0;
-  let hi = bytes.length;
-  while (hi - lo > 4) {
-    const mid = (lo + hi) >> 1;
-    // Back up to a character boundary so a cut through a multi-byte character is not blamed.
-    let cut = mid;
-    while (cut > lo && ((bytes[cut] as number) & 0xc0) === 0x80) cut--;
-    if (decode(bytes.subarray(0, cut)) === null) hi = cut;
-    else lo = cut;
+  let i = 0;
+  while (i < bytes.length) {
+    const c = bytes[i] as number;
+    const follow =
+      c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : -1;
+    if (follow < 0) return i;
+    for (let k = 1; k <= follow; k++) if (i + k >= bytes.length || ((bytes[i + k] as number) & 0xc0) !== 0x80) return i;
+    i += follow + 1;
   }
-  return lo;
+  return i;
 }
 
 /** A whole file or stdin as text, or why not: too large, or not UTF-8. */

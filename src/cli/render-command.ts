@@ -25,7 +25,8 @@ export function runRender(args: string[], io: Io): number {
   const inputs = readCommandInputs(values.filename ?? [], io);
   for (const p of inputs.policies)
     io.stderr.write(
-      `note: ${p.source.file}, document ${p.source.document}: RotationPolicy ${p.metadata.name} is already a policy; render expands MaintenancePlans only\n`,
+      `note: ${p.source.file}, document ${p.source.document}: RotationPolicy ${p.metadata.name} is already a policy; ` +
+        'render expands MaintenancePlans only\n',
     );
   const problems = inputProblems(inputs);
   if (problems.lines.length === 0 && inputs.nodePools.length === 0)

@@ -36,11 +36,12 @@ const onDrained: Handler<'drained'> = (m, ev) => {
   const claim = m.findClaim(ev.claim);
   if (!claim) return false;
   const relevant = m.touchesRotation(ev.claim);
+  const node = `node-${ev.claim}`;
   m.s = {
     ...m.s,
     nodeClaims: m.s.nodeClaims.filter((c) => c !== claim),
-    nodes: m.s.nodes.filter((n) => n.metadata.name !== `node-${ev.claim}`),
-    pods: m.s.pods.filter((p) => p.spec.nodeName !== `node-${ev.claim}`),
+    nodes: m.s.nodes.filter((n) => n.metadata.name !== node),
+    pods: m.s.pods.filter((p) => p.spec.nodeName !== node),
   };
   const life = m.lives.get(ev.claim);
   if (life) life.endedAt = ev.at;
@@ -76,5 +77,5 @@ const HANDLERS: { [K in SimEvent['kind']]: Handler<K> } = {
 
 /** Applies one event to the model; true when the controller decides on it. */
 export function handle(m: SimModel, ev: SimEvent): boolean {
-  return (HANDLERS[ev.kind] as Handler<typeof ev.kind>)(m, ev as never);
+  return (HANDLERS[ev.kind] as (m: SimModel, ev: SimEvent) => boolean)(m, ev);
 }

@@ -72,5 +72,8 @@ const REACTIONS: { [T in Action['type']]?: Reaction<T> } = {
 };
 
 export function react(m: SimModel, actions: readonly Action[], at: number): void {
-  for (const a of actions) (REACTIONS[a.type] as Reaction<typeof a.type> | undefined)?.(m, a as never, at);
+  for (const a of actions) {
+    const reaction = REACTIONS[a.type] as ((m: SimModel, a: Action, at: number) => void) | undefined;
+    reaction?.(m, a, at);
+  }
 }
