@@ -59,12 +59,13 @@ for (const name of process.argv.length > 2 ? process.argv.slice(2) : Object.keys
     console.log(`${name}: refused: ${refused.map((e) => `${e.path}: ${e.found}; ${e.allowed}`).join(' | ')}`);
     continue;
   }
-  let events = 0;
+  const stats = { events: 0, decisionWork: 0 };
   const t = performance.now();
   try {
-    const r = simulate(s, { progress: (p) => (events = p.events) });
+    const r = simulate(s, { stats });
     console.log(
-      `${name}: ${((performance.now() - t) / 1000).toFixed(1)} s, ≥${events} events, ` +
+      `${name}: ${((performance.now() - t) / 1000).toFixed(1)} s, ${stats.events} events, ` +
+        `${stats.decisionWork} NodeClaims decided on, ` +
         `${r.timeline.length} lives, ${r.rotations.graceful} graceful, ${r.rotations.failedAttempts} failed, ` +
         `${r.forcefulExpirations} expired, peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`,
     );

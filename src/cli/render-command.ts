@@ -10,6 +10,7 @@ import { startOfUtcDay } from '../../functions/server.js';
 import { EXIT_FATAL, EXIT_INVALID, EXIT_OK } from './explain-command.js';
 import { parseFlags, parseNow } from './flags.js';
 import { inputProblems, readCommandInputs, reportInvalid } from './inputs.js';
+import { MAX_NOTES } from './io.js';
 import type { Io } from './main.js';
 
 // YAML 1.1 quoting: kubectl and other Go tools read YAML 1.1, where an unquoted 03:00 is the number 180 and
@@ -23,7 +24,7 @@ export function runRender(args: string[], io: Io): number {
   });
   const now = parseNow(values.now, io.now);
   const inputs = readCommandInputs(values.filename ?? [], io);
-  for (const p of inputs.policies)
+  for (const p of inputs.policies.slice(0, MAX_NOTES))
     io.stderr.write(
       `note: ${p.source.file}, document ${p.source.document}: RotationPolicy ${p.metadata.name} is already a policy; ` +
         'render expands MaintenancePlans only\n',

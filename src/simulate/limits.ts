@@ -11,12 +11,16 @@ export const SIM_LIMITS = {
   nodes: 100_000,
   /** Nodes × simulated hours. */
   nodeHours: 20_000_000,
-  /** Node lifetimes played through: nodes × (1 + duration / expireAfter), per fleet group. */
+  /** Node lifetimes that end in the run (each one a timeline row, and events). */
   lifetimes: 100_000,
-  /** Events processed in one run. */
-  events: 5_000_000,
-  /** A progress callback every this many events. */
-  progressEvery: 20_000,
+  /** Nodes × lifetimes ending: the model's work per event grows with the nodes alive. */
+  work: 30_000_000,
+  /** Events processed in one run (the year of docs/benchmarks.md takes about 90,000). */
+  events: 1_000_000,
+  /** Engine decisions × the NodeClaims each one looks at (the year of docs/benchmarks.md: about 20 million). */
+  decisionWork: 60_000_000,
+  /** A progress callback every this many events (it only reads a clock; cheap). */
+  progressEvery: 500,
 } as const;
 
 const count = (n: number): string => Math.round(n).toLocaleString('en-US');
@@ -64,24 +68,47 @@ export function scenarioSizeErrors(scenario: Scenario): FieldError[] {
         `at most ${count(SIM_LIMITS.nodeHours)} node-hours (nodes × duration), ` +
         `e.g. ${count(Math.floor(SIM_LIMITS.nodeHours / nodes))}h for ${count(nodes)} nodes`,
     });
-  const lifetimes = spec.fleet.reduce((n, g) => {
-    const life = lifetimeSeconds(g.expireAfter ?? spec.nodePool.expireAfter);
-    return n + g.count * (1 + (life === Infinity ? 0 : (hours * 3600) / life));
-  }, 0);
-  if (errors.length === 0 && lifetimes > SIM_LIMITS.lifetimes)
+  if (errors.length > 0) return errors;
+  const lifetimes = lifetimesEnding(scenario);
+  if (lifetimes > SIM_LIMITS.lifetimes)
     errors.push({
       path: 'spec.duration',
-      found: `${spec.duration}: about ${count(lifetimes)} node lifetimes (nodes × (1 + duration / expireAfter))`,
-      allowed: `at most ${count(SIM_LIMITS.lifetimes)} node lifetimes; shorten the duration or use fewer nodes`,
+      found: `${spec.duration}: about ${count(lifetimes)} node lifetimes end in it (each node's age + duration over its expireAfter)`,
+      allowed: `at most ${count(SIM_LIMITS.lifetimes)}; shorten the duration, use fewer nodes or a longer expireAfter`,
+    });
+  else if (nodes * lifetimes > SIM_LIMITS.work)
+    errors.push({
+      path: 'spec.duration',
+      found: `${spec.duration}: ${count(nodes)} nodes × about ${count(lifetimes)} lifetimes ending = ${count(nodes * lifetimes)}`,
+      allowed: `at most ${count(SIM_LIMITS.work)} (nodes × lifetimes ending); shorten the duration or use fewer nodes`,
     });
   return errors;
 }
 
+/**
+ * How many node lifetimes end within the run if no node were rotated early: per fleet group, the deadlines
+ * that fall before the end, counting each node's age at start (its replacements inherit the NodePool's).
+ */
+function lifetimesEnding(scenario: Scenario): number {
+  const spec = scenario.spec;
+  const duration = parseDuration(spec.duration);
+  const poolLife = lifetimeSeconds(spec.nodePool.expireAfter);
+  return spec.fleet.reduce((n, g) => {
+    const life = lifetimeSeconds(g.expireAfter ?? spec.nodePool.expireAfter);
+    if (life === Infinity) return n;
+    const age = parseDuration(g.age ?? '0h');
+    const firstEnd = Math.max(0, life - age); // seconds from start to the first deadline
+    if (firstEnd > duration) return n;
+    const later = poolLife === Infinity ? 0 : Math.floor((duration - firstEnd) / poolLife);
+    return n + g.count * (1 + later);
+  }, 0);
+}
+
 /** A run that went past the event cap: stopped, with where it got to. */
 export class SimulationLimitError extends Error {
-  constructor(maxEvents: number, at: number, config: { start: number; end: number }) {
+  constructor(what: string, at: number, config: { start: number; end: number }) {
     super(
-      `the simulation passed ${count(maxEvents)} events at ${rfc3339(at)} ` +
+      `the simulation passed ${what} at ${rfc3339(at)} ` +
         `(${formatHuman((at - config.start) / 1000)} of ${formatHuman((config.end - config.start) / 1000)} ` +
         'simulated) and was stopped; shorten spec.duration or use fewer nodes',
     );

@@ -38,7 +38,7 @@ function scenario(o: {
 }
 
 describe('simulation of the worked example and of batches', () => {
-  it('N ≤ K·C (20 = 2 × 10): every node rotated gracefully, none expired, never outside a window, one at a time', () => {
+  it('N ≤ K·C (20 = 2 × 10): every node rotated gracefully, none expired, all in a window, one at a time', () => {
     const r = simulate(scenario({ count: 20 }));
     expect(r.figures).toMatchObject({ guaranteedChances: 2, capacityPerOccurrence: 10 });
     expect(r).toMatchObject({ nodes: 20, forcefulExpirations: 0, startsOutsideWindow: 0, maxConcurrentRotations: 1 });

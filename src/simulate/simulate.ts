@@ -12,6 +12,8 @@ import { react } from './react.js';
 
 export { SIM_NAMESPACE } from './model.js';
 
+const count = (n: number): string => n.toLocaleString('en-US');
+
 type EndReason = 'rotated' | 'fallback' | 'expired' | 'reaped' | 'running';
 
 export interface NodeLife {
@@ -43,10 +45,16 @@ export interface SimulationResult {
 }
 
 export interface SimulateOptions {
-  /** Called every SIM_LIMITS.progressEvery events, for a progress line on long runs. */
+  /** Called every `progressEvery` events, for a progress line on long runs. */
   progress?: (p: { at: number; events: number }) => void;
+  /** Default SIM_LIMITS.progressEvery. */
+  progressEvery?: number;
   /** The most events a run may process (default SIM_LIMITS.events); past it SimulationLimitError. */
   maxEvents?: number;
+  /** The most decisions × NodeClaims (default SIM_LIMITS.decisionWork); past it SimulationLimitError. */
+  maxDecisionWork?: number;
+  /** Filled in as the run goes: what the limits count (for bench/simulate-limits.ts). */
+  stats?: { events: number; decisionWork: number };
 }
 
 /** Runs the scenario: the engine against the model of Karpenter from start to start + duration. */
@@ -55,15 +63,22 @@ export function simulate(scenario: Scenario, options: SimulateOptions = {}): Sim
   m.addFleet(scenario.spec.fleet);
   m.scheduleDecide(m.config.start);
   const maxEvents = options.maxEvents ?? SIM_LIMITS.events;
+  const every = options.progressEvery ?? SIM_LIMITS.progressEvery;
+  const maxWork = options.maxDecisionWork ?? SIM_LIMITS.decisionWork;
   let events = 0;
+  let work = 0;
   const { queue } = m;
   while (queue.size > 0 && (queue.peek() as SimEvent).at <= m.config.end) {
     const ev = queue.pop() as SimEvent;
-    if (++events > maxEvents) throw new SimulationLimitError(maxEvents, ev.at, m.config);
-    if (options.progress && events % SIM_LIMITS.progressEvery === 0) options.progress({ at: ev.at, events });
+    if (++events > maxEvents) throw new SimulationLimitError(`${count(maxEvents)} events`, ev.at, m.config);
+    if (options.progress && events % every === 0) options.progress({ at: ev.at, events });
     const relevant = handle(m, ev);
+    if (options.stats) options.stats.events = events;
     m.syncPoolStatus();
     if (m.config.mode === 'controller' && relevant) {
+      work += m.s.nodeClaims.length;
+      if (options.stats) options.stats.decisionWork = work;
+      if (work > maxWork) throw new SimulationLimitError(`${count(maxWork)} NodeClaims decided on`, ev.at, m.config);
       // The controller reacts to every change it watches, and otherwise wakes when the engine asked to.
       const requeue = m.runEngine(ev.at, react);
       if (requeue !== null) m.scheduleDecide(requeue);
