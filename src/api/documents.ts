@@ -41,12 +41,58 @@ export function formatInputError(e: InputError): string {
 const GO_DURATION = /^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/;
 const EXPIRE_AFTER = /^(([0-9]+(s|m|h))+|Never)$/; // Karpenter's own pattern (karpenter.sh_nodepools.yaml)
 
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** labels and annotations maps of strings, creationTimestamp a time: what selectors and the engine read. */
+function metadataErrors(meta: Record<string, unknown> | undefined): FieldError[] {
+  const errors: FieldError[] = [];
+  if (meta === undefined) return errors;
+  for (const field of ['labels', 'annotations'] as const) {
+    const map = meta[field];
+    if (map === undefined || map === null) continue;
+    if (!isObject(map))
+      errors.push({ path: `metadata.${field}`, found: describeType(map), allowed: 'a map of strings' });
+    else {
+      const bad = Object.entries(map).find(([, v]) => typeof v !== 'string');
+      if (bad)
+        errors.push({
+          path: `metadata.${field}[${JSON.stringify(bad[0].slice(0, 60))}]`,
+          found: describeType(bad[1]),
+          allowed: 'a string (quote numbers and booleans)',
+        });
+    }
+  }
+  const ts = meta.creationTimestamp;
+  if (ts !== undefined && (typeof ts !== 'string' || !TIMESTAMP.test(ts) || Number.isNaN(Date.parse(ts))))
+    errors.push({
+      path: 'metadata.creationTimestamp',
+      found: typeof ts === 'string' ? JSON.stringify(ts.slice(0, 60)) : describeType(ts),
+      allowed: 'an RFC 3339 time such as 2027-01-04T00:00:00Z',
+    });
+  return errors;
+}
+
 /** The fields of Karpenter objects we read, checked against Karpenter's own patterns. */
 function karpenterErrors(doc: Record<string, unknown>, kind: 'NodePool' | 'NodeClaim'): FieldError[] {
   const errors: FieldError[] = [];
   const meta = doc.metadata as Record<string, unknown> | undefined;
   if (typeof meta?.name !== 'string' || meta.name === '')
     errors.push({ path: 'metadata.name', found: 'nothing', allowed: 'a name' });
+  else if (!DNS_SUBDOMAIN.test(meta.name) || meta.name.length > 253)
+    errors.push({
+      path: 'metadata.name',
+      found: meta.name.length > 60 ? `a name of ${meta.name.length} characters` : JSON.stringify(meta.name),
+      allowed: 'a Kubernetes name: at most 253 characters, lower case letters, digits, - and .',
+    });
+  errors.push(...metadataErrors(meta));
+  for (const field of ['spec', 'status'] as const)
+    if (doc[field] !== undefined && !isObject(doc[field]))
+      errors.push({ path: field, found: describeType(doc[field]), allowed: 'an object' });
   const spec = doc.spec as Record<string, unknown> | undefined;
   const base = kind === 'NodePool' ? 'spec.template.spec' : 'spec';
   const inner =
@@ -184,7 +230,7 @@ export function parseYamlFile(file: string, text: string): { documents: ParsedDo
     errors.push({ file, document: 1, path: '(file)', ...problem });
     return { documents, errors };
   }
-  const composer = new Composer({ uniqueKeys: true });
+  const composer = new Composer({ uniqueKeys: true, logLevel: 'error' });
   const counted = countErrors(composer);
   let skipped = 0;
   let shown = 0;

@@ -336,6 +336,26 @@ describe('YAML: refused within its caps, output bounded', () => {
       maxErrLength: 400,
     },
     {
+      reason: 'NodePool labels that are not a map',
+      input: () => NODEPOOL('general').replace('{name: general}', '{name: general, labels: 5}'),
+      err: /document 1 \(NodePool\/general\): metadata\.labels: found a number; allowed: a map of strings/,
+    },
+    {
+      reason: 'a NodePool name of 100,000 characters (not echoed back)',
+      input: () => NODEPOOL('x'.repeat(100_000)),
+      err: /metadata\.name: found a name of 100000 characters; allowed: a Kubernetes name: at most 253 characters/,
+    },
+    {
+      reason: 'a NodeClaim creationTimestamp that is not a time',
+      input: () => 'apiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: c, creationTimestamp: yesterday}\n',
+      err: /\(NodeClaim\/c\): metadata\.creationTimestamp: found "yesterday"; allowed: an RFC 3339 time/,
+    },
+    {
+      reason: 'a NodeClaim spec that is not an object',
+      input: () => 'apiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: c}\nspec: 7\n',
+      err: /\(NodeClaim\/c\): spec: found a number; allowed: an object/,
+    },
+    {
       reason: 'a kind that is not a string',
       input: () => 'apiVersion: v1\nkind: {a: b}\n',
       err: /document 1 \(object\/\?\): kind: found a object; allowed: a Kubernetes object with apiVersion and kind/,

@@ -99,6 +99,11 @@ describe('simulate: inputs refused with exit 2, naming the document and the fiel
       err: 'spec.nodePool.expireAfter: found "0s"; allowed: a lifetime longer than zero, or Never',
     },
     {
+      reason: 'an age that puts the creation before 1970',
+      input: () => scenario({ fleet: '[{count: 1, age: 99999999999h}]' }),
+      err: 'spec.fleet[0].age: found "99999999999h"; allowed: an age that puts the nodes\' creation after 1970-01-01',
+    },
+    {
       reason: "a fleet group's expireAfter of zero",
       input: () => scenario({ fleet: '[{count: 1, expireAfter: 0h}]' }),
       err: 'spec.fleet[0].expireAfter: found "0h"; allowed: a lifetime longer than zero, or Never',

@@ -53,6 +53,16 @@ export function scenarioSizeErrors(scenario: Scenario): FieldError[] {
         allowed: 'a lifetime longer than zero, or Never',
       });
   });
+  const start = Date.parse(spec.start);
+  spec.fleet.forEach((g, i) => {
+    const age = parseDuration(g.age ?? '0h');
+    if (start - age * 1000 < 0)
+      errors.push({
+        path: `spec.fleet[${i}].age`,
+        found: JSON.stringify(g.age),
+        allowed: `an age that puts the nodes' creation after 1970-01-01 (at most ${Math.floor(start / 3_600_000)}h)`,
+      });
+  });
   if (errors.length > 0) return errors;
   if (nodes > SIM_LIMITS.nodes)
     errors.push({
