@@ -48,7 +48,9 @@ describe('simulate: inputs refused with exit 2, naming the document and the fiel
     {
       reason: 'a NodePool instead of a Scenario',
       input: () => 'apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: a}\n',
-      err: '(stdin), document 1: apiVersion/kind: found karpenter.sh/v1 NodePool; allowed: noderotation.io/v1alpha1 Scenario',
+      err:
+        '(stdin), document 1: apiVersion/kind: found karpenter.sh/v1 NodePool; ' +
+        'allowed: noderotation.io/v1alpha1 Scenario',
     },
     {
       reason: 'a Scenario of another version',

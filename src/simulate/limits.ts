@@ -83,13 +83,17 @@ export function scenarioSizeErrors(scenario: Scenario): FieldError[] {
   if (lifetimes > SIM_LIMITS.lifetimes)
     errors.push({
       path: 'spec.duration',
-      found: `${spec.duration}: about ${count(lifetimes)} node lifetimes end in it (each node's age + duration over its expireAfter)`,
+      found:
+        `${spec.duration}: about ${count(lifetimes)} node lifetimes end in it ` +
+        "(each node's age + duration over its expireAfter)",
       allowed: `at most ${count(SIM_LIMITS.lifetimes)}; shorten the duration, use fewer nodes or a longer expireAfter`,
     });
   else if (nodes * lifetimes > SIM_LIMITS.work)
     errors.push({
       path: 'spec.duration',
-      found: `${spec.duration}: ${count(nodes)} nodes × about ${count(lifetimes)} lifetimes ending = ${count(nodes * lifetimes)}`,
+      found:
+        `${spec.duration}: ${count(nodes)} nodes × about ${count(lifetimes)} lifetimes ending = ` +
+        count(nodes * lifetimes),
       allowed: `at most ${count(SIM_LIMITS.work)} (nodes × lifetimes ending); shorten the duration or use fewer nodes`,
     });
   return errors;
