@@ -6,7 +6,7 @@ import { annotationPatch } from './execute/executor.js';
 import { parseBindAddress } from './http.js';
 import { microTime, toRecord } from './leader/lease-store.js';
 import { jsonLogger } from './log.js';
-import { ControllerUsageError, parseControllerFlags, resourceOf } from './main.js';
+import { ControllerUsageError, loadKubeConfig, parseControllerFlags, resourceOf } from './main.js';
 import { ControllerMetrics } from './metrics.js';
 import { NODE, pick, POD } from './kube/shape.js';
 import { anchoredNodes } from './state/snapshot.js';
@@ -303,6 +303,11 @@ describe('controller flags', () => {
       }
     });
   }
+
+  it('no kubeconfig and not in a cluster: a usage error saying what to pass, not a crash', () => {
+    expect(() => loadKubeConfig(undefined, {})).toThrow(/no kubeconfig: pass --kubeconfig FILE or set KUBECONFIG/);
+    expect(() => loadKubeConfig('/nonexistent/kubeconfig', {})).toThrow(ControllerUsageError);
+  });
 
   it('bind address 0 disables an endpoint; KUBECONFIG is the fallback for --kubeconfig', () => {
     expect(parseBindAddress('metrics-bind-address', '0')).toBeNull();

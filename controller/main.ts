@@ -90,10 +90,24 @@ export function parseControllerFlags(args: string[], env: NodeJS.ProcessEnv): Co
   };
 }
 
-export function loadKubeConfig(file: string | undefined): KubeConfig {
+/** --kubeconfig, else $KUBECONFIG, else the in-cluster ServiceAccount; a failure names what was tried. */
+export function loadKubeConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): KubeConfig {
   const kc = new KubeConfig();
-  if (file) kc.loadFromFile(file);
-  else kc.loadFromCluster();
+  if (!file && !env.KUBERNETES_SERVICE_HOST)
+    throw new ControllerUsageError(
+      'no kubeconfig: pass --kubeconfig FILE or set KUBECONFIG, or run in a cluster (KUBERNETES_SERVICE_HOST unset)',
+    );
+  try {
+    if (file) kc.loadFromFile(file);
+    else kc.loadFromCluster();
+  } catch (e) {
+    const tried = file
+      ? `--kubeconfig/KUBECONFIG ${file}`
+      : 'the in-cluster ServiceAccount (no --kubeconfig, no KUBECONFIG)';
+    throw new ControllerUsageError(`cannot load ${tried}: ${(e as Error).message}`);
+  }
+  if (!kc.getCurrentCluster())
+    throw new ControllerUsageError(`no current cluster in ${file ?? 'the in-cluster config'}`);
   return kc;
 }
 
@@ -110,7 +124,7 @@ export async function runController(args: string[], io: ControllerIo): Promise<n
   const log = jsonLogger(flags.logLevel, (l) => io.stderr.write(l));
   const identity = `${hostname()}_${randomUUID()}`;
   const metrics = new ControllerMetrics();
-  const kc = loadKubeConfig(flags.kubeconfig);
+  const kc = loadKubeConfig(flags.kubeconfig, io.env);
   const client = new KubeClient(kc, (method, path, status) => metrics.request(method, resourceOf(path), status));
   const controller = new Controller({
     client,

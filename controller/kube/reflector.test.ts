@@ -205,15 +205,18 @@ describe('Reflector', () => {
     await reflector.whenSynced();
     await until('the watch', () => server.watches.length === 1);
     changes.length = 0;
-    // While no watch is open, the world moves on and the history is compacted away.
-    server.watches.splice(0).forEach((w) => w.res.end());
+    // The world moves on unseen (no events sent) and the history is compacted; then the watch ends, and
+    // resuming it from the last version seen is refused with 410.
     server.items.delete('gone');
     server.items.set('keep', { metadata: { name: 'keep', resourceVersion: String(++server.rv) }, data: 'K' });
     server.items.set('new', { metadata: { name: 'new', resourceVersion: String(++server.rv) }, data: 'n' });
-    server.compactedBelow = server.rv + 1;
-    await until('the relist', () => server.lists === 2);
+    server.compactedBelow = server.rv;
+    server.endWatches();
+    await until('the relist', () => server.lists >= 2);
     await until('the changes', () => changes.length === 3);
     expect(changes.sort()).toEqual(['gone:g→-', 'keep:k→K', 'new:-→n']);
+    await until('the watch resumed from the relist', () => server.watches.length === 1);
+    expect(server.lists).toBe(2);
     expect(reflector.health()).toMatchObject({ synced: true, relists: 1, lastError: null });
   });
 

@@ -54,6 +54,8 @@ export class Reflector<T> {
   private lastError: string | null = null;
   private relists = -1;
   private failures = 0;
+  /** 410s since the last event: more than one in a row backs off. */
+  private goneStreak = 0;
   private readonly handlers: ChangeHandler<T>[] = [];
   private syncWaiters: (() => void)[] = [];
 
@@ -106,8 +108,10 @@ export class Reflector<T> {
       } catch (err) {
         if (signal.aborted) break;
         if (isGone(err)) {
-          this.version = null; // compacted: relist now
-          continue;
+          // Compacted: relist now; but a server that answers 410 again right after a relist gets the backoff,
+          // so a misbehaving apiserver cannot turn this into a loop of lists.
+          this.version = null;
+          if (++this.goneStreak === 1) continue;
         }
         this.failures++;
         this.lastError = err instanceof Error ? err.message : String(err);
@@ -177,6 +181,7 @@ export class Reflector<T> {
     }
     if (rv) this.version = rv;
     this.lastError = null;
+    this.goneStreak = 0;
   }
 
   private upsert(raw: Json): string {

@@ -17,6 +17,24 @@ async function cli(args: string[], stdin = ''): Promise<{ code: number; out: str
   return { code, out, err };
 }
 
+interface Row {
+  nodePool: string;
+  policy: string | null;
+  windowPeriodSeconds: number | null;
+  rotationBoundSeconds: number | null;
+  ageThresholdSeconds: number | null;
+  capacityPerOccurrence: number | null;
+  guaranteedChances: number | null;
+  findings: { severity: string; reason: string; message: string }[];
+}
+/** The JSON report, typed for the assertions. */
+const report = (out: string): { nodePools: Row[] } => JSON.parse(out) as { nodePools: Row[] };
+const row = (out: string, name: string): Row => {
+  const found = report(out).nodePools.find((p) => p.nodePool === name);
+  if (!found) throw new Error(`no row for ${name}`);
+  return found;
+};
+
 const NODEPOOL = (name: string, expireAfter: string, extra = '') => `
 apiVersion: karpenter.sh/v1
 kind: NodePool
@@ -36,9 +54,9 @@ describe('noderotation explain', () => {
       ex('nodepools.yaml'),
     ]);
     expect(r.code).toBe(0);
-    const json = JSON.parse(r.out);
+    const json = report(r.out);
     expect(Object.keys(json)).toEqual(['nodePools']);
-    const general = json.nodePools.find((p: { nodePool: string }) => p.nodePool === 'general');
+    const general = row(r.out, 'general');
     expect(Object.keys(general)).toEqual([
       'nodePool',
       'policy',
@@ -59,7 +77,7 @@ describe('noderotation explain', () => {
       capacityPerOccurrence: 10,
       guaranteedChances: 2,
     });
-    expect(json.nodePools.map((p: { nodePool: string }) => p.nodePool)).toEqual(['api', 'batch', 'general', 'gpu']);
+    expect(json.nodePools.map((p) => p.nodePool)).toEqual(['api', 'batch', 'general', 'gpu']);
   });
 
   it('exits 1 on the weekly fatal example and shows the finding with its fix in the table', async () => {
@@ -70,7 +88,7 @@ describe('noderotation explain', () => {
     expect(r.out).toContain('FATAL   NonPositiveAgeThreshold: expireAfter 14d is not longer than the lead time');
   });
 
-  it('exits 2 on invalid input and names file, document, field, found and allowed; nothing is printed on stdout', async () => {
+  it('exits 2 on invalid input and names file, document, field, found and allowed; nothing on stdout', async () => {
     const bad = `${NODEPOOL('a', '336h')}
 apiVersion: noderotation.io/v1alpha1
 kind: RotationPolicy
@@ -83,7 +101,8 @@ spec:
     expect(r.code).toBe(2);
     expect(r.out).toBe('');
     expect(r.err).toContain(
-      '(stdin), document 2 (RotationPolicy/p): spec.maintenanceWindows[0].start: found "9:00"; allowed: a 24-hour time "HH:MM"',
+      '(stdin), document 2 (RotationPolicy/p): spec.maintenanceWindows[0].start: found "9:00"; ' +
+        'allowed: a 24-hour time "HH:MM"',
     );
   });
 
@@ -99,7 +118,8 @@ spec:
     const r = await cli(['explain', '-f', '-'], input);
     expect(r.code).toBe(2);
     expect(r.err).toContain(
-      'spec.maintenanceWindows[0].timezone: found "Europe/Atlantis"; allowed: an IANA time zone name such as Asia/Tokyo, Europe/Berlin or UTC (InvalidTimezone)',
+      'spec.maintenanceWindows[0].timezone: found "Europe/Atlantis"; ' +
+        'allowed: an IANA time zone name such as Asia/Tokyo, Europe/Berlin or UTC (InvalidTimezone)',
     );
   });
 
@@ -123,7 +143,7 @@ spec:
 `;
     const r = await cli(['explain', '-o', 'json', '-f', '-'], input);
     expect(r.code).toBe(0);
-    const [x, y, z] = JSON.parse(r.out).nodePools;
+    const [x, y, z] = ['x', 'y', 'z'].map((name) => row(r.out, name)) as [Row, Row, Row];
     // Kolkata Tue 23:30 = Tue 18:00Z, merged with UTC Tue 18:00–21:00 → Tue 18:00Z–21:00Z; Fri 18:00Z–20:00Z.
     // Starts Tue 18:00Z and Fri 18:00Z: gaps 3d and 4d → P = 4d.
     expect(x.windowPeriodSeconds).toBe(4 * 86400);
@@ -142,9 +162,7 @@ spec:
   it('explains a MaintenancePlan through the same expansion the function uses', async () => {
     const r = await cli(['explain', '-o', 'json', '-f', ex('maintenanceplan.yaml'), '-f', ex('nodepools.yaml')]);
     expect(r.code).toBe(0);
-    const byPool = Object.fromEntries(
-      JSON.parse(r.out).nodePools.map((p: { nodePool: string; policy: string }) => [p.nodePool, p.policy]),
-    );
+    const byPool = Object.fromEntries(report(r.out).nodePools.map((p) => [p.nodePool, p.policy]));
     expect(byPool).toEqual({ api: 'platform-api', batch: 'platform-batch', general: 'platform-general', gpu: null });
     const table = await cli(['explain', '-f', ex('maintenanceplan.yaml'), '-f', ex('nodepools.yaml')]);
     expect(table.out).toMatch(/^gpu\s+\(none\)(\s+-){7}\s+excluded by platform\/no-gpu$/m);
@@ -179,7 +197,7 @@ spec: {expireAfter: ${i === 1 ? '100h' : '336h'}, terminationGracePeriod: 1h}
       ['explain', '-o', 'json', '-f', ex('rotationpolicy-worked-example.yaml'), '-f', ex('nodepools.yaml'), '-f', '-'],
       claims,
     );
-    const general = JSON.parse(r.out).nodePools.find((p: { nodePool: string }) => p.nodePool === 'general');
+    const general = row(r.out, 'general');
     expect(
       general.findings.map((f: { reason: string; message: string }) => `${f.reason}:${f.message.split(' ')[1]}`),
     ).toEqual(['ShortLead:c1']);

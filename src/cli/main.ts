@@ -1,18 +1,20 @@
 // The `noderotation` command line. Each subcommand is a thin shell over the pure core: it reads input,
 // injects the clock, and prints.
-import { readFileSync } from 'node:fs';
 import { runExplain, EXIT_INVALID } from './explain-command.js';
 import { processStopSignal, runFunctionCommand } from './function-command.js';
 import { runRender } from './render-command.js';
 import { runSimulate } from './simulate-command.js';
-import { UsageError } from './io.js';
+import { InputFileError, readStdinBounded, UsageError } from './io.js';
 import { CONTROLLER_USAGE, ControllerUsageError, runController } from '../../controller/main.js';
 
 export interface Io {
   stdout: { write(text: string): unknown };
   stderr: { write(text: string): unknown };
   now: () => number;
-  readStdin: () => string;
+  /** Standard input, at most `limit` bytes (more means the input is over the limit). */
+  readStdin: (limit: number) => Buffer | string;
+  /** Milliseconds from an arbitrary start, for progress lines only (never in results). */
+  monotonic?: () => number;
 }
 
 const USAGE = `noderotation — move Karpenter node expiry into maintenance windows, gracefully
@@ -32,13 +34,17 @@ ${CONTROLLER_USAGE}
 
 FILE holds RotationPolicies or MaintenancePlans, Karpenter NodePools and optionally NodeClaims (YAML, several
 documents per file; a directory reads its *.yaml files; - reads standard input).
-Exit status: 0 no fatal finding, 1 a fatal finding, 2 invalid input.
+Exit status: 0 no fatal finding, 1 a fatal finding, 2 invalid input, 3 an internal error (a bug).
+Limits: 10 MiB per file, 50 MiB and 10000 files over all -f, 10000 YAML documents per file.
 `;
+
+export const EXIT_INTERNAL = 3;
 
 export async function main(argv: string[], io: Partial<Io> & Pick<Io, 'stdout' | 'stderr'>): Promise<number> {
   const full: Io = {
     now: () => Date.now(),
-    readStdin: () => readFileSync(0, 'utf8'),
+    readStdin: (limit) => readStdinBounded(limit),
+    monotonic: () => performance.now(),
     ...io,
   };
   const [command, ...rest] = argv;
@@ -77,6 +83,15 @@ export async function main(argv: string[], io: Partial<Io> & Pick<Io, 'stdout' |
       full.stderr.write(`noderotation: ${(err as Error).message}\n\n${USAGE}`);
       return EXIT_INVALID;
     }
-    throw err;
+    if (err instanceof InputFileError) {
+      full.stderr.write(`invalid input:\n${err.lines.map((l) => `  ${l}`).join('\n')}\n`);
+      return EXIT_INVALID;
+    }
+    // Every input problem has a message of its own; anything else is a bug, reported in one line, not a trace.
+    const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    full.stderr.write(
+      `noderotation: internal error (a bug; please report it with the input): ${message.slice(0, 500)}\n`,
+    );
+    return EXIT_INTERNAL;
   }
 }

@@ -1,16 +1,16 @@
 // `noderotation render`: the RotationPolicies the Crossplane function would compose, offline, as YAML. It
 // calls the function's own pure handler with the request Crossplane would send, so the preview cannot
 // differ from what the function applies.
-import { parseArgs } from 'node:util';
 import type { JsonObject } from '@bufbuild/protobuf';
 import { stringify } from 'yaml';
-import { formatInputError, readDocuments } from '../api/documents.js';
 import { Severity } from '../../functions/generated/fn/v1/run_function_pb.js';
 import { planRequest } from '../../functions/request.js';
 import { INPUT_REASONS, run } from '../../functions/run.js';
 import { startOfUtcDay } from '../../functions/server.js';
 import { EXIT_FATAL, EXIT_INVALID, EXIT_OK } from './explain-command.js';
-import { readInputs, UsageError } from './io.js';
+import { parseFlags, parseNow } from './flags.js';
+import { inputProblems, readCommandInputs, reportInvalid } from './inputs.js';
+import { MAX_NOTES } from './io.js';
 import type { Io } from './main.js';
 
 // YAML 1.1 quoting: kubectl and other Go tools read YAML 1.1, where an unquoted 03:00 is the number 180 and
@@ -18,39 +18,23 @@ import type { Io } from './main.js';
 const YAML_OUT = { lineWidth: 0, version: '1.1' } as const;
 
 export function runRender(args: string[], io: Io): number {
-  const { values } = parseArgs({
-    args,
-    options: {
-      filename: { type: 'string', short: 'f', multiple: true },
-      now: { type: 'string' },
-    },
-    strict: true,
-    allowPositionals: false,
+  const values = parseFlags(args, {
+    filename: { type: 'string', short: 'f', multiple: true },
+    now: { type: 'string' },
   });
-  let now = io.now();
-  if (values.now !== undefined) {
-    now = Date.parse(values.now);
-    if (Number.isNaN(now) || !/^\d{4}-\d{2}-\d{2}T/.test(values.now))
-      throw new UsageError(`--now ${values.now}: expected an RFC 3339 time such as 2027-01-04T00:00:00Z`);
-  }
-  const inputs = readDocuments(readInputs(values.filename ?? [], io.readStdin));
-  for (const ignored of inputs.ignored)
+  const now = parseNow(values.now, io.now);
+  const inputs = readCommandInputs(values.filename ?? [], io);
+  for (const p of inputs.policies.slice(0, MAX_NOTES))
     io.stderr.write(
-      `note: ${ignored.file}, document ${ignored.document}: ${ignored.kind} is not read by noderotation; skipped\n`,
+      `note: ${p.source.file}, document ${p.source.document}: RotationPolicy ${p.metadata.name} is already a policy; ` +
+        'render expands MaintenancePlans only\n',
     );
-  for (const p of inputs.policies)
-    io.stderr.write(
-      `note: ${p.source.file}, document ${p.source.document}: RotationPolicy ${p.metadata.name} is already a policy; render expands MaintenancePlans only\n`,
-    );
-  const problems = inputs.errors.map(formatInputError);
-  if (problems.length === 0 && inputs.nodePools.length === 0)
-    problems.push('no NodePools (karpenter.sh/v1) in the input: pass the NodePools the plan is for with -f');
-  if (problems.length === 0 && inputs.plans.length === 0)
-    problems.push('no MaintenancePlan (noderotation.io/v1alpha1) in the input: pass one with -f');
-  if (problems.length > 0) {
-    io.stderr.write(`invalid input:\n${problems.map((p) => `  ${p}`).join('\n')}\n`);
-    return EXIT_INVALID;
-  }
+  const problems = inputProblems(inputs);
+  if (problems.lines.length === 0 && inputs.nodePools.length === 0)
+    problems.lines.push('no NodePools (karpenter.sh/v1) in the input: pass the NodePools the plan is for with -f');
+  if (problems.lines.length === 0 && inputs.plans.length === 0)
+    problems.lines.push('no MaintenancePlan (noderotation.io/v1alpha1) in the input: pass one with -f');
+  if (problems.lines.length > 0) return reportInvalid(io, problems);
   // The function's calendar: the start of the UTC day (docs/function.md), so a render matches what the
   // function composes the same day.
   const env = { calendarStart: startOfUtcDay(now) };

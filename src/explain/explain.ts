@@ -52,7 +52,8 @@ export function analysePool(
   try {
     windows = figuresFor(params.windows);
   } catch {
-    windows = { empty: false, continuous: false, periodSeconds: 0, minDurationSeconds: 0, minGapSeconds: null }; // invalid zone: derive reports it
+    // An invalid zone: derive reports it.
+    windows = { empty: false, continuous: false, periodSeconds: 0, minDurationSeconds: 0, minGapSeconds: null };
   }
   const d = derive({
     params,
@@ -82,7 +83,7 @@ export function explain(
   now: number,
 ): ExplainResult {
   const result: ExplainResult = { report: { nodePools: [] }, excluded: [], planErrors: [], planFindings: [] };
-  const policies: RotationPolicy[] = inputs.policies.map(({ source: _source, ...p }) => p as RotationPolicy);
+  const policies: RotationPolicy[] = inputs.policies.map(({ source: _source, ...p }) => p);
   for (const plan of inputs.plans) {
     const expansion = expandPlan(plan, inputs.nodePools);
     for (const e of expansion.errors) result.planErrors.push({ ...e, plan: plan.metadata.name });
@@ -93,7 +94,9 @@ export function explain(
         ...finding(
           'NoGovernedNodePools',
           'spec.nodePoolSelector',
-          `MaintenancePlan ${plan.metadata.name} governs none of the ${inputs.nodePools.length} NodePools given${expansion.excluded.length > 0 ? ` (${expansion.excluded.length} excluded by rules)` : ''}; a plan that rotates nothing is a mistake. Check spec.nodePoolSelector and the rules' exclude.`,
+          `MaintenancePlan ${plan.metadata.name} governs none of the ${inputs.nodePools.length} NodePools given` +
+            (expansion.excluded.length > 0 ? ` (${expansion.excluded.length} excluded by rules)` : '') +
+            "; a plan that rotates nothing is a mistake. Check spec.nodePoolSelector and the rules' exclude.",
         ),
         plan: plan.metadata.name,
       });
@@ -113,7 +116,9 @@ export function explain(
       const f = finding(
         'PolicyConflict',
         'spec.nodePoolSelector',
-        `RotationPolicies ${gov.policies.join(', ')} match NodePool ${name} equally specifically, so it is not rotated. Make one selector more specific, name the NodePool in spec.nodePools of one policy, or remove the others.`,
+        `RotationPolicies ${gov.policies.join(', ')} match NodePool ${name} equally specifically, so it is not ` +
+          'rotated. Make one selector more specific, name the NodePool in spec.nodePools of one policy, ' +
+          'or remove the others.',
       );
       result.report.nodePools.push({ nodePool: name, policy: null, ...NULL_FIGURES, findings: [strip(f)] });
       continue;

@@ -38,7 +38,7 @@ function scenario(o: {
 }
 
 describe('simulation of the worked example and of batches', () => {
-  it('N ≤ K·C (20 = 2 × 10): every node rotated gracefully, no Forceful Expiration, never outside a window, one at a time', () => {
+  it('N ≤ K·C (20 = 2 × 10): every node rotated gracefully, none expired, all in a window, one at a time', () => {
     const r = simulate(scenario({ count: 20 }));
     expect(r.figures).toMatchObject({ guaranteedChances: 2, capacityPerOccurrence: 10 });
     expect(r).toMatchObject({ nodes: 20, forcefulExpirations: 0, startsOutsideWindow: 0, maxConcurrentRotations: 1 });
@@ -115,7 +115,7 @@ describe('property: the engine keeps its promises under random schedules', () =>
     { minLength: 1, maxLength: 3 },
   );
 
-  it('never starts outside a window, never two at once, and a lone node with A > 0 and no failures never expires', () => {
+  it('never starts outside a window, never two at once; a lone node with A > 0 and no failures never expires', () => {
     fc.assert(
       fc.property(
         windows,
