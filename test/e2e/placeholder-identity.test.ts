@@ -79,7 +79,7 @@ async function holdTheGap(
   });
   const { claim: old, cpu } = await firstNode(kube, pool, ns);
   // B: a tenant too big for what is left on A, leaving less free on B than the placeholder requests (1 cpu).
-  await kube.core.createNamespacedPod({ namespace: ns, body: tenant('tenant', pool, cpu - 0.5) });
+  await kube.core.createNamespacedPod({ namespace: ns, body: tenant('tenant', pool, cpu - 0.8) });
   const b = await waitFor(
     'the tenant running on a second node',
     async () => {
