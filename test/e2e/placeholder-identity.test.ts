@@ -4,8 +4,9 @@
 // 1. The Pod-level karpenter.sh/do-not-disrupt on the placeholder keeps Karpenter's consolidation off the
 //    surge node in the gap between the bind and the engine's node-level freeze. The gap is held open on
 //    purpose (no engine pass runs in it) while room appears elsewhere in the pool; a control pool, driven
-//    identically except that its placeholder lacks the annotation, shows Karpenter does consolidate such a
-//    node — so the test can fail — and ours is still there when the control's is gone.
+//    identically except that its placeholder lacks the annotation, shows Karpenter takes such a node as a
+//    consolidation candidate (so the test can fail), while for ours Karpenter reports the placeholder's
+//    annotation as what blocks it, and our surge node is still there, unfrozen, when the control's was judged.
 // 2. A rotation left in flight in the reference implementation's exact annotation state and placeholder form
 //    is adopted by the engine and run to completion with nothing left behind.
 import type * as k8s from '@kubernetes/client-node';
@@ -127,7 +128,7 @@ async function holdTheGap(
 describe("the placeholder's identity and protection (issue 13)", () => {
   const { kube, res } = useCluster();
 
-  it('keeps the surge node from consolidation between bind and freeze; a control without it is not kept', async () => {
+  it('keeps the surge node out of consolidation between bind and freeze; a control is a candidate', async () => {
     const consolidating = { disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '0s' } };
     const priorityClass = await res.priorityClass('e2e-ph', -10, 'Never');
     const nsOurs = await res.namespace('e2e-id-ours');
@@ -140,19 +141,32 @@ describe("the placeholder's identity and protection (issue 13)", () => {
       holdTheGap(kube, ctl, nsCtl, priorityClass, false),
     ]);
 
-    // The control: Karpenter consolidates its surge node (the placeholder fits on B now).
-    await waitFor(
-      `Karpenter to consolidate the control's surge node ${c.surgeNode}`,
+    // The control: Karpenter takes its surge node as a consolidation candidate (it consolidates it, or
+    // records why the simulation found no cheaper arrangement): nothing blocks its disruption.
+    const candidate = await waitFor(
+      `Karpenter to evaluate the control's surge node ${c.surgeNode} for consolidation`,
       async () => {
         const claim = (await kube.nodeClaims(ctl)).find((x) => x.metadata.name === c.surgeClaim);
-        return claim === undefined || claim.metadata.deletionTimestamp !== undefined;
+        if (claim === undefined || claim.metadata.deletionTimestamp !== undefined) return 'consolidated';
+        const evs = await kube.events({ kind: 'Node', name: c.surgeNode, reason: 'Unconsolidatable' });
+        return evs[0]?.message;
       },
-      {
-        timeoutMs: 240_000,
-        intervalMs: 2000,
-        describe: async () => JSON.stringify((await kube.nodeClaims(ctl)).map((x) => x.metadata.name)),
-      },
+      { timeoutMs: 240_000, intervalMs: 2000 },
     );
+    expect(candidate).toBeTruthy();
+    const ctlBlocked = await kube.events({ kind: 'Node', name: c.surgeNode, reason: 'DisruptionBlocked' });
+    expect(ctlBlocked.map((e) => e.message).filter((m) => m?.includes(c.placeholder))).toEqual([]);
+    // Ours: Karpenter itself names our placeholder's Pod-level do-not-disrupt as what blocks the surge node.
+    await waitFor(
+      `Karpenter to report our surge node ${o.surgeNode} blocked by the placeholder's do-not-disrupt`,
+      async () =>
+        (await kube.events({ kind: 'Node', name: o.surgeNode, reason: 'DisruptionBlocked' })).some(
+          (e) => e.message?.includes(o.placeholder) && e.message.includes(A.doNotDisrupt),
+        ),
+      { timeoutMs: 240_000, intervalMs: 2000 },
+    );
+    const oursEvaluated = await kube.events({ kind: 'Node', name: o.surgeNode, reason: 'Unconsolidatable' });
+    expect(oursEvaluated).toEqual([]);
     // Ours, under the same conditions at the same time: untouched, its placeholder still holding the room.
     const surge = (await kube.nodeClaims(ours)).find((x) => x.metadata.name === o.surgeClaim);
     expect(surge, 'our surge NodeClaim still exists').toBeDefined();
