@@ -1,6 +1,8 @@
 // The annotation state (design §5.3), with the reference implementation's keys and values, so that either
 // controller can take over a rotation the other left in flight. Catalog: docs/state.md.
 
+import { boundedCache } from '../util/bounded-cache.js';
+
 const P = 'noderotation.io/';
 
 export const A = {
@@ -45,17 +47,14 @@ export const PLACEHOLDER_COMPONENT = 'surge-placeholder';
 export const rfc3339 = (ms: number): string =>
   new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 
-const times = new Map<string, number | null>();
+/** Parsed stamps: the same few values are read for every object on every pass; a pure function, so bounded. */
+const times = boundedCache<string, number | null>(100_000);
 
-/** RFC 3339 → epoch ms (null when absent or malformed); memoised, as the same stamps are read every pass. */
+/** RFC 3339 → epoch ms (null when absent or malformed). */
 export function parseTime(value: string | undefined): number | null {
   if (value === undefined || value === '') return null;
-  let t = times.get(value);
-  if (t === undefined) {
-    const ms = Date.parse(value);
-    t = Number.isNaN(ms) ? null : ms;
-    if (times.size > 100_000) times.clear();
-    times.set(value, t);
-  }
-  return t;
+  return times.get(value, (v) => {
+    const ms = Date.parse(v);
+    return Number.isNaN(ms) ? null : ms;
+  });
 }

@@ -12,9 +12,12 @@ import { governingPolicy } from '../policy/resolve.js';
 import { occurrences, type WindowFigures } from '../schedule/windows.js';
 import { figuresCache } from '../schedule/figures-cache.js';
 import { isValidTimezone } from '../schedule/zone.js';
+import { boundedCache } from '../util/bounded-cache.js';
+import { canonicalJson } from '../util/canonical.js';
 import { A, parseTime } from './annotations.js';
 import { eligibleFrom, retryAt, retryCount } from './candidates.js';
-import { indexSnapshot, isPlaceholder } from './cluster-index.js';
+import { indexSnapshot } from './cluster-index.js';
+import { isPlaceholder, placeholderKey, surgeForLabelValue } from './identity.js';
 import type { PoolContext } from './context.js';
 import { advance } from './rotation.js';
 import { candidates, start } from './start.js';
@@ -63,7 +66,8 @@ function frozenUntil(pool: NodePool, policy: RotationPolicy | null, now: number,
  */
 function poolSlices(s: Snapshot): Map<string, Snapshot> {
   const out = new Map<string, Snapshot>();
-  if (s.nodePools.length === 1) return new Map([[(s.nodePools[0] as NodePool).metadata.name, s]]); // already one pool's world
+  // One pool: the snapshot is already that pool's world.
+  if (s.nodePools.length === 1) return new Map([[(s.nodePools[0] as NodePool).metadata.name, s]]);
   const claimsOf = new Map<string, NodeClaim[]>();
   const poolOfClaim = new Map<string, string>();
   const poolOfNodeName = new Map<string, string>();
@@ -88,11 +92,18 @@ function poolSlices(s: Snapshot): Map<string, Snapshot> {
     push(nodesOf, pool, n);
     poolOfNode.set(n.metadata.name, pool);
   }
+  const pools = new Set(s.nodePools.map((p) => p.metadata.name));
+  const poolOfKey = new Map([...poolOfClaim].map(([claim, pool]) => [surgeForLabelValue(claim), pool]));
+  // A placeholder names its pool in a label; failing that, its rotation's claim does.
+  const placeholderPool = (p: Pod): string | undefined => {
+    const labelled = p.metadata.labels?.[NODEPOOL_LABEL];
+    return labelled !== undefined && pools.has(labelled) ? labelled : poolOfKey.get(placeholderKey(p) ?? '');
+  };
   const podsOf = new Map<string, Pod[]>();
   for (const p of s.pods) {
-    const pool =
-      (p.spec.nodeName ? poolOfNode.get(p.spec.nodeName) : undefined) ??
-      (isPlaceholder(p) ? poolOfClaim.get(p.metadata.annotations?.[A.surgeFor] ?? '') : undefined);
+    const onNode = p.spec.nodeName ? poolOfNode.get(p.spec.nodeName) : undefined;
+    // A placeholder belongs to its rotation's pool wherever it landed (surge_ready then rejects a foreign host).
+    const pool = isPlaceholder(p) ? (placeholderPool(p) ?? onNode) : onNode;
     if (pool) push(podsOf, pool, p);
   }
   for (const pool of s.nodePools) {
@@ -181,23 +192,20 @@ function staticContext(s: Snapshot, pool: NodePool, policies: RotationPolicy[], 
 /**
  * Occurrences around now (a day back, two weeks ahead), per windows and calendar day: membership and the next opening.
  */
-const calendarMemo = new Map<string, { start: number; end: number }[]>();
+const calendarMemo = boundedCache<string, { start: number; end: number }[]>(4096);
 function calendarFor(p: PolicyParams, now: number): { start: number; end: number }[] {
   const day = Math.floor(now / DAY) * DAY;
-  const key = `${day}|${JSON.stringify(p.windows)}`;
-  let hit = calendarMemo.get(key);
-  if (!hit) {
-    if (calendarMemo.size > 4096) calendarMemo.clear();
-    hit = occurrences(p.windows, day - DAY, day + 16 * DAY);
-    calendarMemo.set(key, hit);
-  }
-  return hit;
+  return calendarMemo.get(`${day}|${canonicalJson(p.windows)}`, () =>
+    occurrences(p.windows, day - DAY, day + 16 * DAY),
+  );
 }
 
 interface Step {
   actions: Action[];
   report: PoolReport;
   wakeups: number[];
+  /** Nodes whose Pods this step needed and did not have: its actions are withheld. */
+  missingPods: string[];
 }
 
 function step(s: Snapshot, poolName: string, st: Static): Step {
@@ -216,24 +224,29 @@ function step(s: Snapshot, poolName: string, st: Static): Step {
     drainStuck: false,
     idle: null as string | null,
   };
+  const withheld = (r: PoolReport): Step | null => {
+    const missing = c.idx.missingPods();
+    if (missing.length === 0) return null;
+    const idle = `waiting for the Pods of ${missing.join(', ')} (not in the snapshot)`;
+    return { actions: [], wakeups: c.wakeups, report: { ...r, idle }, missingPods: missing };
+  };
   if (anchor) {
     const progress = advance(c, anchor);
     const mode: Mode =
       pool.metadata.annotations?.[A.rotationMode] === 'forceful-fallback' ? 'forceful-fallback' : 'surge';
-    return {
-      actions: progress.actions,
-      wakeups: c.wakeups,
-      report: {
-        ...base,
-        inProgress: true,
-        activeRotation: anchor,
-        mode,
-        drainStuck: progress.drainStuck,
-        idle: progress.waiting,
-      },
+    const report = {
+      ...base,
+      inProgress: true,
+      activeRotation: anchor,
+      mode,
+      drainStuck: progress.drainStuck,
+      idle: progress.waiting,
     };
+    return withheld(report) ?? { actions: progress.actions, wakeups: c.wakeups, report, missingPods: [] };
   }
   const started = start(c, eligible);
+  const blocked = withheld({ ...base, idle: started.idle });
+  if (blocked) return blocked;
   // Only when nothing but the lack of a candidate holds a start does the next claim's eligibility matter;
   // otherwise the blocking gate has already named its own wake-up (window opening, cooldown end, …).
   if (started.idle === 'no candidate' && c.params && c.windows) {
@@ -244,7 +257,7 @@ function step(s: Snapshot, poolName: string, st: Static): Step {
       if (retry !== null && retry > c.now) c.wakeups.push(retry);
     }
   }
-  return { actions: started.actions, wakeups: c.wakeups, report: { ...base, idle: started.idle } };
+  return { actions: started.actions, wakeups: c.wakeups, report: { ...base, idle: started.idle }, missingPods: [] };
 }
 
 /** At most this many transitions in one decision (start → pending → …) before the next wait. */
@@ -272,7 +285,13 @@ function decidePool(slice: Snapshot, poolName: string, policies: RotationPolicy[
       candidates: candidates({ ...st, snapshot: state, idx: indexSnapshot(state), pool, wakeups: [] }).count,
     };
   }
-  return { nodePool: poolName, actions, report, requeueAt: future.length ? Math.min(...future) : null };
+  return {
+    nodePool: poolName,
+    actions,
+    report,
+    requeueAt: future.length ? Math.min(...future) : null,
+    missingPods: last?.missingPods ?? [],
+  };
 }
 
 /** The decision for every NodePool, in name order. Pure: the snapshot and `now` are all it reads. */
@@ -281,5 +300,6 @@ export function decide(snapshot: Snapshot, now: number): Decision {
   const pools = [...snapshot.nodePools]
     .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
     .map((p) => decidePool(slices.get(p.metadata.name) as Snapshot, p.metadata.name, snapshot.policies, now));
-  return { pools, actions: pools.flatMap((p) => p.actions) };
+  const missingPods = [...new Set(pools.flatMap((p) => p.missingPods))].sort();
+  return { pools, actions: pools.flatMap((p) => p.actions), missingPods };
 }

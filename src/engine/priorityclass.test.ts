@@ -8,7 +8,7 @@ describe('the shipped placeholder PriorityClass', () => {
   it('is the default the engine names, negative, and never preempts', () => {
     const pc = parse(
       readFileSync(join(import.meta.dirname, '..', '..', 'deploy', 'placeholder-priorityclass.yaml'), 'utf8'),
-    );
+    ) as { value?: unknown };
     expect(pc).toMatchObject({
       apiVersion: 'scheduling.k8s.io/v1',
       kind: 'PriorityClass',

@@ -9,6 +9,7 @@ import type { Node, Pod } from '../kube/types.js';
 import { inWindow } from '../schedule/windows.js';
 import { A, ANCHOR_SET } from './annotations.js';
 import { apply } from './apply.js';
+import { deepFreeze } from './boundary.js';
 import { indexSnapshot } from './cluster-index.js';
 import { decide } from './decide.js';
 import { placeholderName, surgeReady } from './placeholder.js';
@@ -110,8 +111,9 @@ function build(sc: Scenario): { s: Snapshot; now: number } {
           metadata: {
             name: placeholderName(name),
             namespace: NS,
-            labels: { 'app.kubernetes.io/component': 'surge-placeholder' },
-            annotations: { [A.surgeFor]: name },
+            // The reference's form (labels only): ours is adopted from it, so the invariants cover takeover.
+            labels: { [A.surgeFor]: name, 'karpenter.sh/nodepool': 'general' },
+            annotations: { [A.doNotDisrupt]: 'true' },
             ...(sc.active.placeholder === 'preempted' ? { deletionTimestamp: iso(now) } : {}),
           },
           spec: { containers: [], ...(bound ? { nodeName: 'node-surge' } : {}) },
@@ -209,6 +211,49 @@ describe('engine properties over random snapshots', () => {
         expect(decide(after, now).actions).toEqual([]);
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('never writes into its input: a deep-frozen snapshot gives the same decision', () => {
+    fc.assert(
+      fc.property(scenarioArb, (sc) => {
+        const { s, now } = build(sc);
+        const expected = JSON.stringify(decide(structuredClone(s), now));
+        const frozen = deepFreeze(structuredClone(s));
+        expect(JSON.stringify(decide(frozen, now))).toBe(expected);
+        expect(JSON.stringify(apply(frozen, decide(frozen, now).actions, now))).toBe(
+          JSON.stringify(apply(structuredClone(s), decide(structuredClone(s), now).actions, now)),
+        );
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('needs no cluster-wide pod list: supplying the nodes it asks for gives the same decision', () => {
+    fc.assert(
+      fc.property(scenarioArb, (sc) => {
+        const { s, now } = build(sc);
+        const full = decide(s, now);
+        expect(full.missingPods).toEqual([]);
+        // The controller's loop: start with the placeholders only, add the Pods of each node asked for.
+        const supplied = new Set<string>();
+        let d = full;
+        for (let round = 0; round < 4; round++) {
+          const pods = s.pods.filter(
+            (p) => p.metadata.namespace === NS || (p.spec.nodeName !== undefined && supplied.has(p.spec.nodeName)),
+          );
+          d = decide({ ...s, pods, podsOfNodes: [...supplied] }, now);
+          if (d.missingPods.length === 0) break;
+          for (const n of d.missingPods) {
+            expect(supplied.has(n)).toBe(false); // never asks twice for what it has
+            supplied.add(n);
+          }
+        }
+        expect(d.missingPods).toEqual([]);
+        expect(d.actions).toEqual(full.actions);
+        expect(d.pools.map((p) => p.report)).toEqual(full.pools.map((p) => p.report));
+      }),
+      { numRuns: 200 },
     );
   });
 

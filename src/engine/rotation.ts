@@ -8,8 +8,10 @@ import { retryAt, retryCount } from './candidates.js';
 import type { PoolContext } from './context.js';
 import { cordon, freeze, unfreeze } from './markers.js';
 import { DEFAULT_IMAGE, DEFAULT_PRIORITY_CLASS, placeholderPod, sizePlaceholder, surgeReady } from './placeholder.js';
-import type { Action, Ref } from './types.js';
+import type { Action, Observation, Ref } from './types.js';
+import { annotate, claimRef, createPod, deleteNodeClaim, deletePod, event, observe, poolRef } from './actions.js';
 import { startGate } from './start.js';
+import { isPlaceholder } from './identity.js';
 import { eligibleFrom } from './candidates.js';
 
 export interface Progress {
@@ -19,49 +21,24 @@ export interface Progress {
   drainStuck: boolean;
 }
 
-const poolRef = (c: PoolContext): Ref => ({ kind: 'NodePool', name: c.pool.metadata.name });
-const claimRef = (name: string): Ref => ({ kind: 'NodeClaim', name });
-const annotatePool = (
+const poolOf = (c: PoolContext): Ref => poolRef(c.pool.metadata.name);
+const annotatePool = (c: PoolContext, set: Record<string, string>, remove: readonly string[], why: string): Action =>
+  annotate(poolOf(c), set, remove, why);
+const annotateClaim = (name: string, set: Record<string, string>, remove: readonly string[], why: string): Action =>
+  annotate(claimRef(name), set, remove, why);
+const observeIn = (
   c: PoolContext,
-  set: Record<string, string>,
-  remove: readonly string[],
-  reason: string,
-): Action => ({ type: 'annotate', target: poolRef(c), set, remove: [...remove], reason });
-const annotateClaim = (
-  name: string,
-  set: Record<string, string>,
-  remove: readonly string[],
-  reason: string,
-): Action => ({ type: 'annotate', target: claimRef(name), set, remove: [...remove], reason });
-const observe = (
-  c: PoolContext,
-  metric: 'completed' | 'forcefulFallback' | 'surgeWaitSeconds' | 'drainSeconds',
+  metric: Observation,
   value: number,
-  reason: string,
+  why: string,
   labels?: Record<string, string>,
-): Action => ({
-  type: 'observe',
-  metric,
-  nodePool: c.pool.metadata.name,
-  value,
-  reason,
-  ...(labels ? { labels } : {}),
-});
-const event = (target: Ref, eventType: 'Normal' | 'Warning', eventReason: string, message: string): Action => ({
-  type: 'event',
-  target,
-  eventType,
-  eventReason,
-  message,
-  reason: message,
-});
+): Action => observe(c.pool.metadata.name, metric, value, why, labels);
 
 /** Remove the placeholder and every marker of this rotation (nodes carrying surge-for, and the candidate). */
 function release(c: PoolContext, name: string, why: string): Action[] {
   const out: Action[] = [];
   const ph = c.idx.placeholderFor(name);
-  if (ph)
-    out.push({ type: 'deletePod', namespace: ph.metadata.namespace as string, name: ph.metadata.name, reason: why });
+  if (ph) out.push(deletePod(ph, why));
   const nodes = new Map(c.idx.nodesMarkedFor(name).map((n) => [n.metadata.name, n]));
   const claim = c.idx.claim(name);
   const cand = claim ? c.idx.nodeOfClaim(claim) : undefined;
@@ -113,11 +90,7 @@ function reapable(c: PoolContext, surge: NodeClaim, startedAt: number): boolean 
   if (!node) return true;
   return c.idx
     .podsOn(node.metadata.name)
-    .every(
-      (p) =>
-        p.metadata.annotations?.[A.surgeFor] !== undefined ||
-        p.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet'),
-    );
+    .every((p) => isPlaceholder(p) || p.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet'));
 }
 
 /** readyTimeout elapsed (or the freeze outlasted it): reap, remove, unfreeze, record the failure, release the gate. */
@@ -126,12 +99,7 @@ function rollBack(c: PoolContext, claim: NodeClaim, startedAt: number, why: stri
   const out: Action[] = [];
   const surge = surgeClaimOf(c, claim, startedAt);
   if (surge && reapable(c, surge, startedAt))
-    out.push({
-      type: 'deleteNodeClaim',
-      name: surge.metadata.name,
-      ...(surge.metadata.uid ? { uid: surge.metadata.uid } : {}),
-      reason: `reap the surge NodeClaim induced for ${name}: ${why}`,
-    });
+    out.push(deleteNodeClaim(surge, `reap the surge NodeClaim induced for ${name}: ${why}`));
   out.push(...release(c, name, why));
   out.push(
     annotateClaim(
@@ -142,8 +110,8 @@ function rollBack(c: PoolContext, claim: NodeClaim, startedAt: number, why: stri
     ),
   );
   out.push(clearAnchor(c, why, { [A.lastFailureAt]: rfc3339(c.now) }));
-  out.push(observe(c, 'completed', 1, why, { outcome: 'failure' }));
-  out.push(event(claimRef(name), 'Warning', 'RotationFailed', `${why}; rolled back, retry after backoff`));
+  out.push(observeIn(c, 'completed', 1, why, { outcome: 'failure' }));
+  out.push(event(claimRef(name), 'RotationFailed', `${why}; rolled back, retry after backoff`));
   return out;
 }
 
@@ -155,31 +123,23 @@ function complete(c: PoolContext, name: string): Progress {
     const drainingAt = parseTime(ann[A.drainingAt]);
     out.push(clearAnchor(c, `rotation of ${name} complete`, { [A.lastRotationAt]: rfc3339(c.now) }));
     out.push(
-      observe(c, 'completed', 1, 'rotation complete', {
+      observeIn(c, 'completed', 1, 'rotation complete', {
         outcome: 'success',
         mode: ann[A.rotationMode] === FORCEFUL_FALLBACK ? FORCEFUL_FALLBACK : 'surge',
       }),
     );
-    if (drainingAt !== null) out.push(observe(c, 'drainSeconds', (c.now - drainingAt) / 1000, 'drain finished'));
+    if (drainingAt !== null) out.push(observeIn(c, 'drainSeconds', (c.now - drainingAt) / 1000, 'drain finished'));
     out.push(
       event(
-        poolRef(c),
-        'Normal',
+        poolOf(c),
         'RotationCompleted',
         `NodeClaim ${name} was replaced${ann[A.rotationMode] === FORCEFUL_FALLBACK ? ' (forceful fallback)' : ''}`,
       ),
     );
   } else {
     out.push(clearAnchor(c, `NodeClaim ${name} disappeared before its drain started: Karpenter expired it`));
-    out.push(observe(c, 'completed', 1, 'expired before rotation', { outcome: 'expired' }));
-    out.push(
-      event(
-        poolRef(c),
-        'Warning',
-        'RotationExpired',
-        `NodeClaim ${name} was removed before its rotation could drain it`,
-      ),
-    );
+    out.push(observeIn(c, 'completed', 1, 'expired before rotation', { outcome: 'expired' }));
+    out.push(event(poolOf(c), 'RotationExpired', `NodeClaim ${name} was removed before its rotation could drain it`));
   }
   return { actions: out, waiting: null, drainStuck: false };
 }
@@ -198,8 +158,8 @@ function pending(c: PoolContext, claim: NodeClaim): Progress {
         ...release(c, name, why),
         annotateClaim(name, { [A.state]: STATE.expired }, [A.startedAt, A.surgeClaim], why),
         clearAnchor(c, why),
-        observe(c, 'completed', 1, why, { outcome: 'expired' }),
-        event(claimRef(name), 'Warning', 'RotationExpired', why),
+        observeIn(c, 'completed', 1, why, { outcome: 'expired' }),
+        event(claimRef(name), 'RotationExpired', why),
       ],
     };
   }
@@ -211,7 +171,7 @@ function pending(c: PoolContext, claim: NodeClaim): Progress {
         ...release(c, name, why),
         annotateClaim(name, {}, [A.state, A.startedAt, A.surgeClaim], why),
         clearAnchor(c, why),
-        event(poolRef(c), 'Warning', 'GovernanceLost', `${why}; the rotation of ${name} was rolled back`),
+        event(poolOf(c), 'GovernanceLost', `${why}; the rotation of ${name} was rolled back`),
       ],
     };
   }
@@ -277,21 +237,20 @@ function pending(c: PoolContext, claim: NodeClaim): Progress {
       priorityClassName: c.policy.spec.surge?.placeholder?.priorityClassName ?? DEFAULT_PRIORITY_CLASS,
       image: c.policy.spec.surge?.placeholder?.image ?? DEFAULT_IMAGE,
     });
-    actions.push({ type: 'createPod', pod, reason: `induce a surge node for ${name}` });
+    actions.push(createPod(pod, `induce a surge node for ${name}`));
     if (sizing.kind === 'refused')
       actions.push(
         event(
           claimRef(name),
-          'Warning',
           'SurgeClampRefused',
-          `DaemonSet overhead exhausts allocatable ${sizing.exhausted.join(', ')}; the placeholder keeps the full request and the attempt will roll back`,
+          `DaemonSet overhead exhausts allocatable ${sizing.exhausted.join(', ')}; ` +
+            'the placeholder keeps the full request and the attempt will roll back',
         ),
       );
     else if (sizing.kind === 'clamped') {
       actions.push(
         event(
           claimRef(name),
-          sizing.bandExceeded.length > 0 ? 'Warning' : 'Normal',
           sizing.bandExceeded.length > 0 ? 'SurgeClampBandExceeded' : 'SurgeClamped',
           `placeholder requests clamped to allocatable minus DaemonSets (short by ${Object.entries(sizing.shortfall)
             .map(([k, v]) => `${k} ${v}`)
@@ -318,15 +277,10 @@ function pending(c: PoolContext, claim: NodeClaim): Progress {
       why,
     ),
     annotateClaim(name, { [A.state]: STATE.draining }, [], why),
-    { type: 'deletePod', namespace: ph.metadata.namespace as string, name: ph.metadata.name, reason: why },
-    {
-      type: 'deleteNodeClaim',
-      name,
-      ...(claim.metadata.uid ? { uid: claim.metadata.uid } : {}),
-      reason: `${why}: drain ${name} through the voluntary path`,
-    },
-    observe(c, 'surgeWaitSeconds', (c.now - startedAt) / 1000, why),
-    event(poolRef(c), 'Normal', 'DrainStarted', `${why}; deleting ${name}`),
+    deletePod(ph, why),
+    deleteNodeClaim(claim, `${why}: drain ${name} through the voluntary path`),
+    observeIn(c, 'surgeWaitSeconds', (c.now - startedAt) / 1000, why),
+    event(poolOf(c), 'DrainStarted', `${why}; deleting ${name}`),
   );
   return { actions, waiting: null, drainStuck: false };
 }
@@ -358,21 +312,10 @@ function draining(c: PoolContext, claim: NodeClaim): Progress {
       ),
     );
   const ph = c.idx.placeholderFor(name);
-  if (ph)
-    actions.push({
-      type: 'deletePod',
-      namespace: ph.metadata.namespace as string,
-      name: ph.metadata.name,
-      reason: `${name} is draining; its placeholder must not hold the room`,
-    });
+  if (ph) actions.push(deletePod(ph, `${name} is draining; its placeholder must not hold the room`));
   const deleting = parseTime(claim.metadata.deletionTimestamp);
   if (deleting === null) {
-    actions.push({
-      type: 'deleteNodeClaim',
-      name,
-      ...(claim.metadata.uid ? { uid: claim.metadata.uid } : {}),
-      reason: `${name} is marked draining but not deleted yet (resuming after a crash)`,
-    });
+    actions.push(deleteNodeClaim(claim, `${name} is marked draining but not deleted yet (resuming after a crash)`));
     return { actions, waiting: 'draining', drainStuck: false };
   }
   const stuckAt = deleting + drainBoundSeconds(claim) * 1000;
@@ -391,7 +334,7 @@ function failed(c: PoolContext, claim: NodeClaim): Progress {
       actions: [
         annotateClaim(name, { [A.state]: STATE.expired }, [], why),
         clearAnchor(c, why),
-        observe(c, 'completed', 1, why, { outcome: 'expired' }),
+        observeIn(c, 'completed', 1, why, { outcome: 'expired' }),
       ],
     };
   }

@@ -8,6 +8,7 @@ import { byDeadline, claimRotationBound, deadlineOf, notCandidateBecause } from 
 import type { PoolContext } from './context.js';
 import type { PolicyParams } from '../derivation/params.js';
 import { headroomShortfall, sizePlaceholder } from './placeholder.js';
+import { annotate, claimRef, deleteNodeClaim, event, observe, poolRef } from './actions.js';
 import type { Action } from './types.js';
 
 type Gate = (c: PoolContext) => string | null;
@@ -103,50 +104,25 @@ export function start(c: PoolContext, eligible: Candidates): Start {
   if (!cand || !c.params) return { actions: [], idle: 'no candidate' };
   const name = cand.metadata.name;
   const pool = c.pool.metadata.name;
-  const anchor = {
-    type: 'annotate' as const,
-    target: { kind: 'NodePool' as const, name: pool },
-    onlyIfAbsent: A.activeRotation,
-  };
+  const anchor = (set: Record<string, string>, why: string): Action =>
+    annotate(poolRef(pool), set, [], why, A.activeRotation);
   const fallback = fallbackReason(c, cand);
   if (fallback !== null) {
     const why = `forceful fallback for ${name}: ${fallback}`;
+    const anchorSet = {
+      [A.activeRotation]: name,
+      [A.rotationMode]: FORCEFUL_FALLBACK,
+      [A.activeRotationState]: DRAINING,
+      [A.drainingAt]: rfc3339(c.now),
+    };
     return {
       idle: null,
       actions: [
-        {
-          ...anchor,
-          set: {
-            [A.activeRotation]: name,
-            [A.rotationMode]: FORCEFUL_FALLBACK,
-            [A.activeRotationState]: DRAINING,
-            [A.drainingAt]: rfc3339(c.now),
-          },
-          remove: [],
-          reason: why,
-        },
-        {
-          type: 'annotate',
-          target: { kind: 'NodeClaim', name },
-          set: { [A.state]: STATE.draining },
-          remove: [A.startedAt, A.surgeClaim],
-          reason: why,
-        },
-        {
-          type: 'deleteNodeClaim',
-          name,
-          ...(cand.metadata.uid ? { uid: cand.metadata.uid } : {}),
-          reason: `${why}; drained through the voluntary path, PDBs apply`,
-        },
-        { type: 'observe', metric: 'forcefulFallback', nodePool: pool, value: 1, reason: why },
-        {
-          type: 'event',
-          target: { kind: 'NodePool', name: pool },
-          eventType: 'Warning',
-          eventReason: 'ForcefulFallback',
-          message: `${why}; deleting it without a surge, inside the window`,
-          reason: why,
-        },
+        anchor(anchorSet, why),
+        annotate(claimRef(name), { [A.state]: STATE.draining }, [A.startedAt, A.surgeClaim], why),
+        deleteNodeClaim(cand, `${why}; drained through the voluntary path, PDBs apply`),
+        observe(pool, 'forcefulFallback', 1, why),
+        event(poolRef(pool), 'ForcefulFallback', `${why}; deleting it without a surge, inside the window`, why),
       ],
     };
   }
@@ -159,15 +135,8 @@ export function start(c: PoolContext, eligible: Candidates): Start {
   return {
     idle: null,
     actions: [
-      { ...anchor, set: { [A.activeRotation]: name }, remove: [], reason: why },
-      {
-        type: 'event',
-        target: { kind: 'NodePool', name: pool },
-        eventType: 'Normal',
-        eventReason: 'RotationStarted',
-        message: `rotating ${name}: ${why}`,
-        reason: why,
-      },
+      anchor({ [A.activeRotation]: name }, why),
+      event(poolRef(pool), 'RotationStarted', `rotating ${name}: ${why}`, why),
     ],
   };
 }

@@ -4,16 +4,26 @@ import type { NodeClaim, NodePool } from '../karpenter/types.js';
 import type { Node, Pod } from '../kube/types.js';
 import type { Figures } from '../derivation/derive.js';
 import type { Finding } from '../derivation/findings.js';
+import type { EventReason, Observation } from './actions.js';
 
 export interface Snapshot {
   policies: RotationPolicy[];
   nodePools: NodePool[];
   nodeClaims: NodeClaim[];
   nodes: Node[];
-  /** Pods that matter: those on nodes of governed pools (for sizing and reap guards) and our placeholders. */
+  /**
+   * Pods that matter: those on the nodes in `podsOfNodes` (or on every node when it is absent) and the
+   * placeholders in `namespace`. What the controller must supply: docs/engine-contract.md.
+   */
   pods: Pod[];
   /** Namespace the placeholder Pods live in (the controller's own). */
   namespace: string;
+  /**
+   * The nodes whose Pods `pods` carries in full. Absent: every node's (a cluster-wide list, as the simulator
+   * and the e2e shell supply). When present, a decision that needs the Pods of another node waits for them
+   * and names the node in `missingPods`, instead of deciding on an incomplete picture.
+   */
+  podsOfNodes?: readonly string[];
 }
 
 export type Kind = 'NodePool' | 'NodeClaim' | 'Node' | 'Pod';
@@ -47,12 +57,12 @@ export type Action = Base &
     | { type: 'deletePod'; namespace: string; name: string }
     /** Through the API: Karpenter's termination controller drains it on the voluntary path (PDBs apply). */
     | { type: 'deleteNodeClaim'; name: string; uid?: string }
-    | { type: 'event'; target: Ref; eventType: 'Normal' | 'Warning'; eventReason: string; message: string }
+    | { type: 'event'; target: Ref; eventType: 'Normal' | 'Warning'; eventReason: EventReason; message: string }
     | { type: 'observe'; metric: Observation; nodePool: string; value: number; labels?: Record<string, string> }
   );
 
-/** Metric samples tied to transitions, emitted once per transition (§4.2). */
-export type Observation = 'completed' | 'forcefulFallback' | 'surgeWaitSeconds' | 'drainSeconds';
+/** Metric samples tied to transitions, emitted once per transition (§4.2); catalogue in actions.ts. */
+export type { EventReason, Observation };
 
 export type Mode = 'surge' | 'forceful-fallback';
 
@@ -84,10 +94,14 @@ export interface PoolDecision {
   report: PoolReport;
   /** The earliest instant (epoch ms) at which deciding again could give a different answer without any event. */
   requeueAt: number | null;
+  /** Nodes whose Pods this pool's next step needs and the snapshot lacks (see Snapshot.podsOfNodes); sorted. */
+  missingPods: string[];
 }
 
 export interface Decision {
   pools: PoolDecision[];
   /** Every action of every pool, pools in name order. */
   actions: Action[];
+  /** Every pool's missingPods, sorted and deduplicated: supply these nodes' Pods and decide again. */
+  missingPods: string[];
 }

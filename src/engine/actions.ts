@@ -1,0 +1,160 @@
+// The engine's vocabulary: the catalogue of event reasons and metric observations, and one builder per action
+// type. Every action the engine returns is built here, so an event's type (Normal/Warning) is fixed by its
+// reason, an observation names a known metric, and a new action shape changes one file.
+import type { NodeClaim } from '../karpenter/types.js';
+import type { Pod } from '../kube/types.js';
+import type { Action, Ref } from './types.js';
+
+type EventType = 'Normal' | 'Warning';
+interface ReasonEntry {
+  type: EventType;
+  on: Ref['kind'];
+  /** Who emits it: the engine as an `event` action, or the controller from the pool report (level-triggered). */
+  by: 'engine' | 'controller';
+  meaning: string;
+}
+
+/** Every event reason, its type, the object it is emitted on and what it means (docs/observability.md). */
+export const EVENT_REASONS = {
+  RotationStarted: { type: 'Normal', on: 'NodePool', by: 'engine', meaning: 'a candidate is anchored' },
+  DrainStarted: {
+    type: 'Normal',
+    on: 'NodePool',
+    by: 'engine',
+    meaning: 'surge ready; the old NodeClaim is deleted',
+  },
+  RotationCompleted: { type: 'Normal', on: 'NodePool', by: 'engine', meaning: 'the old NodeClaim is gone' },
+  ForcefulFallback: { type: 'Warning', on: 'NodePool', by: 'engine', meaning: 'a surge-less fallback begins' },
+  RotationExpired: {
+    type: 'Warning',
+    on: 'NodePool',
+    by: 'engine',
+    meaning: 'the claim was removed before its drain started',
+  },
+  GovernanceLost: {
+    type: 'Warning',
+    on: 'NodePool',
+    by: 'engine',
+    meaning: 'the pool lost its policy mid-rotation; rolled back',
+  },
+  PolicyConflict: {
+    type: 'Warning',
+    on: 'NodePool',
+    by: 'controller',
+    meaning: 'equal-specificity tie between RotationPolicies',
+  },
+  NoSurgeHeadroom: {
+    type: 'Warning',
+    on: 'NodePool',
+    by: 'controller',
+    meaning: "spec.limits leave no room for the surge's footprint",
+  },
+  RotationFailed: { type: 'Warning', on: 'NodeClaim', by: 'engine', meaning: 'readyTimeout elapsed; rolled back' },
+  ShortLead: {
+    type: 'Warning',
+    on: 'NodeClaim',
+    by: 'controller',
+    meaning: 'its own expireAfter cannot guarantee K windows',
+  },
+  SurgeClamped: { type: 'Normal', on: 'NodeClaim', by: 'engine', meaning: 'placeholder clamped within the band' },
+  SurgeClampBandExceeded: {
+    type: 'Warning',
+    on: 'NodeClaim',
+    by: 'engine',
+    meaning: 'clamp shortfall above 5 % of the limit',
+  },
+  SurgeClampRefused: { type: 'Warning', on: 'NodeClaim', by: 'engine', meaning: 'DaemonSets exhaust allocatable' },
+  OrphanedRotationState: {
+    type: 'Warning',
+    on: 'NodeClaim',
+    by: 'engine',
+    meaning: 'the start-up sweep found a pending/draining claim without an anchor',
+  },
+} as const satisfies Record<string, ReasonEntry>;
+
+export type EventReason = keyof typeof EVENT_REASONS;
+
+interface ObservationEntry {
+  metric: string;
+  labels: readonly string[];
+  meaning: string;
+}
+
+/** Transition samples the engine emits as `observe` actions, and the metric each one feeds. */
+export const OBSERVATIONS = {
+  completed: {
+    metric: 'noderotation_completed_total',
+    labels: ['outcome', 'mode'],
+    meaning: 'a rotation finished: outcome success, failure or expired',
+  },
+  forcefulFallback: {
+    metric: 'noderotation_forceful_fallback_total',
+    labels: [],
+    meaning: 'a surge-less fallback rotation started',
+  },
+  surgeWaitSeconds: {
+    metric: 'noderotation_duration_seconds',
+    labels: [],
+    meaning: 'started-at → surge ready (phase surge_wait)',
+  },
+  drainSeconds: {
+    metric: 'noderotation_duration_seconds',
+    labels: [],
+    meaning: 'draining-at → old NodeClaim gone (phase drain)',
+  },
+} as const satisfies Record<string, ObservationEntry>;
+
+export type Observation = keyof typeof OBSERVATIONS;
+
+export type Outcome = 'success' | 'failure' | 'expired';
+
+// --- builders ---
+
+export const poolRef = (name: string): Ref => ({ kind: 'NodePool', name });
+export const claimRef = (name: string): Ref => ({ kind: 'NodeClaim', name });
+export const nodeRef = (name: string): Ref => ({ kind: 'Node', name });
+
+/** Set and remove annotations on one object; `onlyIfAbsent` makes it the conflict-checked anchor write. */
+export function annotate(
+  target: Ref,
+  set: Record<string, string>,
+  remove: readonly string[],
+  reason: string,
+  onlyIfAbsent?: string,
+): Action {
+  return { type: 'annotate', target, set, remove: [...remove], reason, ...(onlyIfAbsent ? { onlyIfAbsent } : {}) };
+}
+
+export const cordonNode = (node: string, reason: string): Action => ({ type: 'cordon', node, reason });
+export const uncordonNode = (node: string, reason: string): Action => ({ type: 'uncordon', node, reason });
+export const createPod = (pod: Pod, reason: string): Action => ({ type: 'createPod', pod, reason });
+
+export const deletePod = (pod: Pod, reason: string): Action => ({
+  type: 'deletePod',
+  namespace: pod.metadata.namespace as string,
+  name: pod.metadata.name,
+  reason,
+});
+
+/** Delete through the API, preconditioned on the UID when known (never a same-named successor). */
+export const deleteNodeClaim = (claim: NodeClaim, reason: string): Action => ({
+  type: 'deleteNodeClaim',
+  name: claim.metadata.name,
+  ...(claim.metadata.uid ? { uid: claim.metadata.uid } : {}),
+  reason,
+});
+
+/** An event; its type comes from the catalogue. `why` defaults to the message. */
+export function event(target: Ref, eventReason: EventReason, message: string, why: string = message): Action {
+  return { type: 'event', target, eventType: EVENT_REASONS[eventReason].type, eventReason, message, reason: why };
+}
+
+export function observe(
+  nodePool: string,
+  metric: Observation,
+  value: number,
+  reason: string,
+  labels?: Record<string, string>,
+): Action {
+  return { type: 'observe', metric, nodePool, value, reason, ...(labels ? { labels } : {}) };
+}

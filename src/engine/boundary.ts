@@ -1,0 +1,95 @@
+// The one boundary between the Kubernetes client and the engine (docs/engine-contract.md). The engine reads
+// objects as the API serves them in JSON: timestamps are RFC 3339 strings. @kubernetes/client-node 1.4.x
+// deserialises them into `Date` (creationTimestamp, deletionTimestamp, lastTransitionTime, …), so every object
+// passes through here once: Dates become strings, the result is a plain, deeply frozen object (the engine's
+// caches are keyed by object identity, so an object must never change once the engine has seen it), and the
+// same input object always gives the same output object, so those caches stay warm from one pass to the next.
+import type { RotationPolicy } from '../generated/api-types.js';
+import type { NodeClaim, NodePool } from '../karpenter/types.js';
+import type { Node, Pod } from '../kube/types.js';
+import type { Snapshot } from './types.js';
+
+/** What the controller has: objects as its client returned them (class instances, Dates), read-only. */
+export interface ClientSnapshot {
+  policies: readonly object[];
+  nodePools: readonly object[];
+  nodeClaims: readonly object[];
+  nodes: readonly object[];
+  pods: readonly object[];
+  namespace: string;
+  podsOfNodes?: readonly string[];
+}
+
+/** An input the engine cannot read; the message names the path, the value found and what is expected. */
+export class SnapshotError extends Error {
+  override name = 'SnapshotError';
+}
+
+const converted = new WeakMap<object, unknown>();
+
+/** Kubernetes writes metav1.Time with second precision; keep sub-second digits only when there are some. */
+export function timestamp(d: Date, path: string): string {
+  const ms = d.getTime();
+  if (Number.isNaN(ms)) throw new SnapshotError(`${path}: an invalid Date; expected a valid timestamp`);
+  return ms % 1000 === 0 ? d.toISOString().replace('.000Z', 'Z') : d.toISOString();
+}
+
+const preview = (v: unknown): string => {
+  const s = typeof v === 'string' ? JSON.stringify(v) : String(v);
+  return s.length > 40 ? `${s.slice(0, 40)}…` : s;
+};
+
+function plain(value: unknown, path: string): unknown {
+  if (value instanceof Date) return timestamp(value, path);
+  if (typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint')
+    throw new SnapshotError(`${path}: a ${typeof value} (${preview(value)}); expected JSON data`);
+  if (typeof value !== 'object' || value === null) return value;
+  const hit = converted.get(value);
+  if (hit !== undefined) return hit;
+  let out: unknown;
+  if (Array.isArray(value)) out = Object.freeze(value.map((v, i) => plain(v, `${path}[${i}]`)));
+  else {
+    const obj: Record<string, unknown> = {};
+    // Own enumerable keys only; undefined members are dropped, as JSON would.
+    for (const [k, v] of Object.entries(value)) if (v !== undefined) obj[k] = plain(v, `${path}.${k}`);
+    out = Object.freeze(obj);
+  }
+  converted.set(value, out);
+  return out;
+}
+
+function named(list: readonly object[], field: string): unknown[] {
+  return list.map((o, i) => {
+    const name = (o as { metadata?: { name?: unknown } }).metadata?.name;
+    if (typeof name !== 'string' || name === '')
+      throw new SnapshotError(`${field}[${i}].metadata.name: ${preview(name)}; expected a non-empty string`);
+    return plain(o, `${field}[${i}]`);
+  });
+}
+
+/**
+ * The engine's snapshot from the client's objects: Dates → RFC 3339 strings, plain and deeply frozen,
+ * identity-stable per input object. Throws SnapshotError (naming the path) for what the engine cannot read.
+ */
+export function toEngineSnapshot(input: ClientSnapshot): Snapshot {
+  if (typeof input.namespace !== 'string' || input.namespace === '')
+    throw new SnapshotError(`namespace: ${preview(input.namespace)}; expected the controller's namespace`);
+  return {
+    policies: named(input.policies, 'policies') as RotationPolicy[],
+    nodePools: named(input.nodePools, 'nodePools') as NodePool[],
+    nodeClaims: named(input.nodeClaims, 'nodeClaims') as NodeClaim[],
+    nodes: named(input.nodes, 'nodes') as Node[],
+    pods: named(input.pods, 'pods') as Pod[],
+    namespace: input.namespace,
+    ...(input.podsOfNodes ? { podsOfNodes: Object.freeze([...input.podsOfNodes].sort()) } : {}),
+  };
+}
+
+/** Recursively freezes a value (tests use it to prove the engine never writes into its input). */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
