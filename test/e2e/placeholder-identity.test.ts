@@ -17,12 +17,13 @@ import type { Action } from '../../src/engine/types.js';
 import { parseQuantity } from '../../src/util/quantity.js';
 import { deployment, fakeContainer, onPool, useCluster } from './helpers/context.js';
 import { anytimePolicy, execute, kubectl, reconcileOnce, snapshot } from './helpers/engine-shell.js';
-import { conditionTrue, NODEPOOL_LABEL, podRunningReady, waitFor, type Kube, type NodeClaim } from './helpers/k8s.js';
+import { NODEPOOL_LABEL, type NodeClaim } from '../../src/karpenter/types.js';
+import { conditionTrue, podRunningReady, waitFor, type Kube, type NodePoolTemplateSpec } from './helpers/k8s.js';
 
 const INSTANCE_TYPE = 'c-4x-amd64-linux';
 const SURGE_FOR_SELECTOR = A.surgeFor; // the reference's watch: -l noderotation.io/surge-for
 
-const pinned = {
+const pinned: NodePoolTemplateSpec = {
   expireAfter: '720h',
   terminationGracePeriod: '1m',
   requirements: [
@@ -118,7 +119,7 @@ async function holdTheGap(
   // Room appears elsewhere: B empties, so the placeholder alone would fit there and S could be consolidated.
   await kube.core.deleteNamespacedPod({ namespace: ns, name: 'tenant', gracePeriodSeconds: 0 });
   return {
-    oldClaim: old.metadata.name as string,
+    oldClaim: old.metadata.name,
     surgeClaim: surgeClaim?.metadata.name as string,
     surgeNode,
     placeholder,
@@ -210,7 +211,7 @@ describe("the placeholder's identity and protection (issue 13)", () => {
       body: deployment({ name: 'app', pool, replicas: 1, cpu: '1', terminationGracePeriodSeconds: 1 }),
     });
     const { claim } = await firstNode(kube, pool, ns);
-    const name = claim.metadata.name as string;
+    const name = claim.metadata.name;
     const oldNode = claim.status?.nodeName as string;
 
     // The reference's state (its spec §5.3), written as it would have left it mid-surge: the anchor, the
