@@ -6,7 +6,8 @@
 // claims does not rebuild them because one Node was annotated; lookups read the current list.
 import { nodePoolOf, type NodeClaim } from '../karpenter/types.js';
 import type { Node, Pod } from '../kube/types.js';
-import { A, COMPONENT_LABEL, PLACEHOLDER_COMPONENT } from './annotations.js';
+import { A } from './annotations.js';
+import { placeholderKey, surgeForLabelValue } from './identity.js';
 import type { Snapshot } from './types.js';
 
 export interface ClusterIndex {
@@ -23,7 +24,7 @@ export interface ClusterIndex {
   nodesMarkedFor(claimName: string): Node[];
 }
 
-export const isPlaceholder = (pod: Pod): boolean => pod.metadata.labels?.[COMPONENT_LABEL] === PLACEHOLDER_COMPONENT;
+export { isPlaceholder } from './identity.js';
 
 type Token = { readonly id: number };
 const structures = new WeakMap<readonly unknown[], Token>();
@@ -59,6 +60,7 @@ interface ClaimMaps {
 }
 interface PodMaps {
   byNode: Map<string, Pod[]>;
+  /** By surge-for label value. */
   placeholders: Map<string, Pod>;
 }
 /** node position → claim position and back. */
@@ -112,8 +114,11 @@ function podMaps(pods: readonly Pod[], namespace: string): PodMaps {
     m = { byNode: new Map(), placeholders: new Map() };
     for (const p of pods) {
       if (p.spec.nodeName) push(m.byNode, p.spec.nodeName, p);
-      const owner = p.metadata.annotations?.[A.surgeFor];
-      if (owner && isPlaceholder(p) && p.metadata.namespace === namespace) m.placeholders.set(owner, p);
+      const key = placeholderKey(p);
+      if (key === undefined || p.metadata.namespace !== namespace) continue;
+      // Two for one rotation (ours and a differently named one of the reference's): the first by name.
+      const seen = m.placeholders.get(key);
+      if (!seen || p.metadata.name < seen.metadata.name) m.placeholders.set(key, p);
     }
     byNs.set(namespace, m);
   }
@@ -201,7 +206,7 @@ export function indexSnapshot(s: Snapshot): ClusterIndex {
       return p.byNode.get(name) ?? [];
     },
     missingPods: () => [...missing].sort(),
-    placeholderFor: (name) => p.placeholders.get(name),
+    placeholderFor: (name) => p.placeholders.get(surgeForLabelValue(name)),
     claimsOf: (pool) => claimsOfPool(claims, c, pool),
     // Markers change with every annotation, and this is only asked on the way out of a rotation.
     nodesMarkedFor: (name) => nodes.filter((x) => x.metadata.annotations?.[A.surgeFor] === name),

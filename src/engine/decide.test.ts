@@ -16,6 +16,7 @@ import {
 import { A } from './annotations.js';
 import { apply } from './apply.js';
 import { decide } from './decide.js';
+import { isPlaceholder } from './identity.js';
 import { sweep } from './sweep.js';
 import type { Action, Snapshot } from './types.js';
 
@@ -49,7 +50,7 @@ function run(s: Snapshot, now: number): { s: Snapshot; actions: Action[] } {
 
 /** Karpenter and the scheduler: bind the placeholder to a fresh Ready surge node of the pool. */
 function provisionSurge(s: Snapshot, at: number, opts: { ready?: boolean; createdAt?: number } = {}): Snapshot {
-  const ph = s.pods.find((p) => p.metadata.labels?.['app.kubernetes.io/component'] === 'surge-placeholder');
+  const ph = s.pods.find(isPlaceholder);
   if (!ph) throw new Error('no placeholder');
   const surge = claim('surge-1', { createdAt: opts.createdAt ?? at, ready: opts.ready ?? true });
   return {
@@ -564,12 +565,13 @@ describe('start-up sweep', () => {
       annotations: { [A.state]: 'pending' },
       nodeAnnotations: { [A.surgeFor]: 'live' },
     });
+    // The reference implementation's exact form: found by the surge-for label alone.
     const placeholder = (owner: string) => ({
       metadata: {
         name: `noderotation-surge-${owner}`,
         namespace: NS,
-        labels: { 'app.kubernetes.io/component': 'surge-placeholder' },
-        annotations: { [A.surgeFor]: owner },
+        labels: { [A.surgeFor]: owner, 'karpenter.sh/nodepool': 'general' },
+        annotations: { [A.doNotDisrupt]: 'true' },
       },
       spec: { containers: [] },
     });
@@ -589,5 +591,67 @@ describe('start-up sweep', () => {
     expect(ann(after, 'nodes', 'node-op')).toEqual({ [A.doNotDisrupt]: 'true' });
     expect(after.nodes.find((n) => n.metadata.name === 'node-op')?.spec.unschedulable).toBe(true);
     expect(sweep(after)).toEqual([]);
+  });
+});
+
+describe('takeover of a rotation left in flight by the reference implementation (issue 13)', () => {
+  // The reference's state: anchor on the pool, pending claim, markers on the old node, and its placeholder —
+  // labels surge-for and karpenter.sh/nodepool, Pod-level do-not-disrupt, and (past 63) its own, longer name.
+  function inFlight(name: string, placeholderPodName: string, startedAt: number): Snapshot {
+    const old = claim(name, {
+      createdAt: OLD,
+      annotations: { [A.state]: 'pending', [A.startedAt]: iso(startedAt) },
+      nodeAnnotations: { [A.doNotDisrupt]: 'true', [A.doNotDisruptOwned]: 'true', [A.surgeFor]: name },
+      unschedulable: true,
+    });
+    old.node!.metadata.annotations = { ...old.node!.metadata.annotations, [A.cordoned]: 'true' };
+    const surge = claim('surge-1', { createdAt: startedAt + 60_000 });
+    return snapshot({
+      pool: nodePool({ [A.activeRotation]: name }),
+      claims: [old, surge],
+      pods: [
+        workload('app-1', `node-${name}`, { cpu: '1' }),
+        {
+          metadata: {
+            name: placeholderPodName,
+            namespace: NS,
+            labels: { [A.surgeFor]: name, 'karpenter.sh/nodepool': 'general' },
+            annotations: { [A.doNotDisrupt]: 'true' },
+          },
+          spec: { nodeName: 'node-surge-1', containers: [{ name: 'pause' }] },
+          status: { phase: 'Running' },
+        },
+      ],
+    });
+  }
+
+  it.each([
+    { reason: 'the usual name', name: 'general-abc12', podName: 'noderotation-surge-general-abc12' },
+    {
+      reason: 'a 50-character claim, whose reference name is longer than ours',
+      name: `general-${'q'.repeat(42)}`,
+      podName: `noderotation-surge-general-${'q'.repeat(42)}`,
+    },
+  ])('adopts its placeholder ($reason) and runs to completion leaving nothing behind', ({ name, podName }) => {
+    const t = IN_WINDOW;
+    const drained = run(inFlight(name, podName, t - 5 * 60_000), t);
+    expect(kinds(drained.actions)).not.toContainEqual(expect.stringMatching(/^createPod/));
+    expect(kinds(drained.actions)).toEqual(
+      expect.arrayContaining([`deletePod:${podName}`, `deleteNodeClaim:${name}`, 'annotate:Node/node-surge-1']),
+    );
+    expect(events(drained.actions)).toEqual(['DrainStarted']);
+    const done = run(gone(drained.s, name), t + 60_000);
+    expect(events(done.actions)).toEqual(['RotationCompleted']);
+    const s = done.s;
+    expect(s.pods.filter(isPlaceholder)).toEqual([]);
+    expect(s.nodes.flatMap((n) => Object.keys(n.metadata.annotations ?? {}))).toEqual([]);
+    expect(Object.keys(ann(s, 'nodePools', 'general'))).toEqual([A.lastRotationAt]);
+    expect(sweep(s)).toEqual([]);
+  });
+
+  it('cleans up a reference placeholder no anchor refers to at start-up', () => {
+    const s = inFlight('general-abc12', 'noderotation-surge-general-abc12', IN_WINDOW);
+    const unanchored = { ...s, nodePools: [nodePool()] };
+    expect(kinds(sweep(unanchored))).toContain('deletePod:noderotation-surge-general-abc12');
   });
 });

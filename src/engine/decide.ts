@@ -16,7 +16,8 @@ import { boundedCache } from '../util/bounded-cache.js';
 import { canonicalJson } from '../util/canonical.js';
 import { A, parseTime } from './annotations.js';
 import { eligibleFrom, retryAt, retryCount } from './candidates.js';
-import { indexSnapshot, isPlaceholder } from './cluster-index.js';
+import { indexSnapshot } from './cluster-index.js';
+import { isPlaceholder, placeholderKey, surgeForLabelValue } from './identity.js';
 import type { PoolContext } from './context.js';
 import { advance } from './rotation.js';
 import { candidates, start } from './start.js';
@@ -91,11 +92,18 @@ function poolSlices(s: Snapshot): Map<string, Snapshot> {
     push(nodesOf, pool, n);
     poolOfNode.set(n.metadata.name, pool);
   }
+  const pools = new Set(s.nodePools.map((p) => p.metadata.name));
+  const poolOfKey = new Map([...poolOfClaim].map(([claim, pool]) => [surgeForLabelValue(claim), pool]));
+  // A placeholder names its pool in a label; failing that, its rotation's claim does.
+  const placeholderPool = (p: Pod): string | undefined => {
+    const labelled = p.metadata.labels?.[NODEPOOL_LABEL];
+    return labelled !== undefined && pools.has(labelled) ? labelled : poolOfKey.get(placeholderKey(p) ?? '');
+  };
   const podsOf = new Map<string, Pod[]>();
   for (const p of s.pods) {
-    const pool =
-      (p.spec.nodeName ? poolOfNode.get(p.spec.nodeName) : undefined) ??
-      (isPlaceholder(p) ? poolOfClaim.get(p.metadata.annotations?.[A.surgeFor] ?? '') : undefined);
+    const onNode = p.spec.nodeName ? poolOfNode.get(p.spec.nodeName) : undefined;
+    // A placeholder belongs to its rotation's pool wherever it landed (surge_ready then rejects a foreign host).
+    const pool = isPlaceholder(p) ? (placeholderPool(p) ?? onNode) : onNode;
     if (pool) push(podsOf, pool, p);
   }
   for (const pool of s.nodePools) {

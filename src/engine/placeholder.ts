@@ -1,7 +1,6 @@
 // The placeholder Pod (design §3.3, §3.7): a bare, negative-priority, never-preempting Pod sized like the
 // candidate's reschedulable workload, pinned to the NodePool, that makes Karpenter provision a surge node
 // (or lands on spare capacity). Pure: sizing and the Pod's manifest from the snapshot.
-import { createHash } from 'node:crypto';
 import type { NodeClaim, NodePool, NodeSelectorRequirement } from '../karpenter/types.js';
 import { NODEPOOL_LABEL } from '../karpenter/types.js';
 import { isReady, type Node, type NodeSelectorTerm, type Pod } from '../kube/types.js';
@@ -9,6 +8,7 @@ import type { PolicyParams } from '../derivation/params.js';
 import { parseQuantity } from '../util/quantity.js';
 import { A, COMPONENT_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PLACEHOLDER_COMPONENT } from './annotations.js';
 import type { ClusterIndex } from './cluster-index.js';
+import { isPlaceholder, placeholderName, SURGE_FOR_LABEL, surgeForLabelValue } from './identity.js';
 
 export const HOSTNAME = 'kubernetes.io/hostname';
 /** A clamp shortfall above this share of the limit is worth a warning (§3.3 "band-exceeded"). */
@@ -18,12 +18,7 @@ export const DEFAULT_IMAGE = 'registry.k8s.io/pause:3.10';
 
 export type Resources = Record<string, number>;
 
-/** Stable, valid Pod name for the placeholder of a candidate. */
-export function placeholderName(claim: string): string {
-  const name = `noderotation-surge-${claim}`;
-  if (name.length <= 253) return name;
-  return `noderotation-surge-${createHash('sha256').update(claim).digest('hex').slice(0, 16)}`;
-}
+export { placeholderName };
 
 const isDaemonSetPod = (p: Pod): boolean => p.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet') ?? false;
 const isMirrorPod = (p: Pod): boolean => p.metadata.annotations?.['kubernetes.io/config.mirror'] !== undefined;
@@ -84,7 +79,7 @@ export function sizePlaceholder(claim: NodeClaim, pods: readonly Pod[], wholeNod
   let reschedulable: Resources = {};
   let daemonSets: Resources = {};
   for (const p of pods) {
-    if (p.metadata.labels?.[COMPONENT_LABEL] === PLACEHOLDER_COMPONENT) continue;
+    if (isPlaceholder(p)) continue;
     if (isDaemonSetPod(p)) {
       excluded.daemonSet++;
       if (!isCompleted(p)) daemonSets = add(daemonSets, podRequests(p));
@@ -220,14 +215,24 @@ export function placeholderPod(i: PlaceholderInput): Pod {
   if (required.length > 0)
     affinity.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution = { nodeSelectorTerms: [toTerm(required)] };
   if (preferences.length > 0) affinity.nodeAffinity!.preferredDuringSchedulingIgnoredDuringExecution = preferences;
+  const claim = i.claim.metadata.name;
+  const key = surgeForLabelValue(claim);
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
-      name: placeholderName(i.claim.metadata.name),
+      name: placeholderName(claim),
       namespace: i.namespace,
-      labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [COMPONENT_LABEL]: PLACEHOLDER_COMPONENT },
-      annotations: { [A.surgeFor]: i.claim.metadata.name, [NODEPOOL_LABEL]: i.pool.metadata.name },
+      labels: {
+        [MANAGED_BY_LABEL]: MANAGED_BY,
+        [COMPONENT_LABEL]: PLACEHOLDER_COMPONENT,
+        [SURGE_FOR_LABEL]: key,
+        [NODEPOOL_LABEL]: i.pool.metadata.name,
+      },
+      // Pod-level do-not-disrupt: Karpenter does not consolidate or drift the node this Pod runs on, which
+      // covers the surge node between the bind and our node-level freeze. The full claim name is kept only
+      // when the label had to be shortened.
+      annotations: { [A.doNotDisrupt]: 'true', ...(key !== claim ? { [A.surgeFor]: claim } : {}) },
     },
     spec: {
       priorityClassName: i.priorityClassName,

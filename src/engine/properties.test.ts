@@ -111,8 +111,9 @@ function build(sc: Scenario): { s: Snapshot; now: number } {
           metadata: {
             name: placeholderName(name),
             namespace: NS,
-            labels: { 'app.kubernetes.io/component': 'surge-placeholder' },
-            annotations: { [A.surgeFor]: name },
+            // The reference's form (labels only): ours is adopted from it, so the invariants cover takeover.
+            labels: { [A.surgeFor]: name, 'karpenter.sh/nodepool': 'general' },
+            annotations: { [A.doNotDisrupt]: 'true' },
             ...(sc.active.placeholder === 'preempted' ? { deletionTimestamp: iso(now) } : {}),
           },
           spec: { containers: [], ...(bound ? { nodeName: 'node-surge' } : {}) },

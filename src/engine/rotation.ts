@@ -11,6 +11,7 @@ import { DEFAULT_IMAGE, DEFAULT_PRIORITY_CLASS, placeholderPod, sizePlaceholder,
 import type { Action, Observation, Ref } from './types.js';
 import { annotate, claimRef, createPod, deleteNodeClaim, deletePod, event, observe, poolRef } from './actions.js';
 import { startGate } from './start.js';
+import { isPlaceholder } from './identity.js';
 import { eligibleFrom } from './candidates.js';
 
 export interface Progress {
@@ -89,11 +90,7 @@ function reapable(c: PoolContext, surge: NodeClaim, startedAt: number): boolean 
   if (!node) return true;
   return c.idx
     .podsOn(node.metadata.name)
-    .every(
-      (p) =>
-        p.metadata.annotations?.[A.surgeFor] !== undefined ||
-        p.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet'),
-    );
+    .every((p) => isPlaceholder(p) || p.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet'));
 }
 
 /** readyTimeout elapsed (or the freeze outlasted it): reap, remove, unfreeze, record the failure, release the gate. */

@@ -2,7 +2,7 @@
 // left behind by a crash between writes. Anchored rotations are not stale: the decision resumes them.
 import { annotate, claimRef, deletePod, event, poolRef } from './actions.js';
 import { A, ANCHOR_SET, rfc3339, STATE } from './annotations.js';
-import { isPlaceholder } from './cluster-index.js';
+import { placeholderKey, surgeForLabelValue } from './identity.js';
 import { unfreeze } from './markers.js';
 import type { Action, Snapshot } from './types.js';
 
@@ -10,12 +10,13 @@ export function sweep(s: Snapshot): Action[] {
   const anchored = new Set(
     s.nodePools.map((p) => p.metadata.annotations?.[A.activeRotation]).filter((x): x is string => !!x),
   );
+  const anchoredKeys = new Set([...anchored].map(surgeForLabelValue));
   const out: Action[] = [];
+  // Placeholders are found by their surge-for label (ours and the reference's alike).
   for (const pod of s.pods) {
-    const owner = pod.metadata.annotations?.[A.surgeFor];
-    if (isPlaceholder(pod) && pod.metadata.namespace === s.namespace && (!owner || !anchored.has(owner))) {
-      out.push(deletePod(pod, `stale placeholder: no rotation of ${owner ?? '?'} is anchored`));
-    }
+    const key = placeholderKey(pod);
+    if (key !== undefined && pod.metadata.namespace === s.namespace && !anchoredKeys.has(key))
+      out.push(deletePod(pod, `stale placeholder: no rotation of ${key} is anchored`));
   }
   for (const node of [...s.nodes].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))) {
     const ann = node.metadata.annotations ?? {};

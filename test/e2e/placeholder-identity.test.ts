@@ -1,0 +1,287 @@
+// The placeholder's identity and protection (issue 13), against real Karpenter (kwok provider) and the real
+// scheduler, with the engine's actions carried out by the e2e shell (there is no controller yet):
+//
+// 1. The Pod-level karpenter.sh/do-not-disrupt on the placeholder keeps Karpenter's consolidation off the
+//    surge node in the gap between the bind and the engine's node-level freeze. The gap is held open on
+//    purpose (no engine pass runs in it) while room appears elsewhere in the pool; a control pool, driven
+//    identically except that its placeholder lacks the annotation, shows Karpenter takes such a node as a
+//    consolidation candidate (so the test can fail), while for ours Karpenter reports the placeholder's
+//    annotation as what blocks it, and our surge node is still there, unfrozen, when the control's was judged.
+// 2. A rotation left in flight in the reference implementation's exact annotation state and placeholder form
+//    is adopted by the engine and run to completion with nothing left behind.
+import type * as k8s from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { A } from '../../src/engine/annotations.js';
+import { decide } from '../../src/engine/decide.js';
+import type { Action } from '../../src/engine/types.js';
+import { parseQuantity } from '../../src/util/quantity.js';
+import { deployment, fakeContainer, onPool, useCluster } from './helpers/context.js';
+import { anytimePolicy, execute, kubectl, reconcileOnce, snapshot } from './helpers/engine-shell.js';
+import { NODEPOOL_LABEL, type NodeClaim } from '../../src/karpenter/types.js';
+import { conditionTrue, podRunningReady, waitFor, type Kube, type NodePoolTemplateSpec } from './helpers/k8s.js';
+
+const INSTANCE_TYPE = 'c-4x-amd64-linux';
+const SURGE_FOR_SELECTOR = A.surgeFor; // the reference's watch: -l noderotation.io/surge-for
+
+const pinned: NodePoolTemplateSpec = {
+  expireAfter: '720h',
+  terminationGracePeriod: '1m',
+  requirements: [
+    { key: 'node.kubernetes.io/instance-type', operator: 'In', values: [INSTANCE_TYPE] },
+    { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+  ],
+};
+
+const readyClaims = async (kube: Kube, pool: string): Promise<NodeClaim[]> =>
+  (await kube.nodeClaims(pool)).filter((c) => conditionTrue(c, 'Ready') && !c.metadata.deletionTimestamp);
+
+/** One Ready NodeClaim running the app; returns it and its node's allocatable cpu (cores). */
+async function firstNode(kube: Kube, pool: string, ns: string): Promise<{ claim: NodeClaim; cpu: number }> {
+  const claim = await waitFor(
+    `the first NodeClaim of ${pool} Ready with the app running`,
+    async () => {
+      const claims = await readyClaims(kube, pool);
+      const pods = await kube.pods(ns, 'app=app');
+      return claims.length === 1 && pods.some(podRunningReady) ? claims[0] : undefined;
+    },
+    { timeoutMs: 180_000 },
+  );
+  const node = await kube.getNode(claim.status?.nodeName as string);
+  return { claim, cpu: parseQuantity(node?.status?.allocatable?.cpu ?? '0') };
+}
+
+/** A bare Pod pinned to the pool, requesting `cpu` cores. */
+function tenant(name: string, pool: string, cpu: number): k8s.V1Pod {
+  return {
+    metadata: { name, labels: { app: name } },
+    spec: {
+      nodeSelector: onPool(pool),
+      terminationGracePeriodSeconds: 0,
+      containers: [fakeContainer(`${Math.round(cpu * 1000)}m`)],
+    },
+  };
+}
+
+/**
+ * A pool in the state the gap leaves: old node A (the app, frozen and cordoned by the engine's first pass), a
+ * second node B that is full while the placeholder is scheduled and empty afterwards (protected by an
+ * operator's do-not-disrupt, so Karpenter does not remove B itself), and the surge node S the placeholder
+ * made Karpenter launch. No engine pass runs after the first: S carries no node-level freeze.
+ */
+async function holdTheGap(
+  kube: Kube,
+  pool: string,
+  ns: string,
+  priorityClass: string,
+  withPodAnnotation: boolean,
+): Promise<{ oldClaim: string; surgeClaim: string; surgeNode: string; placeholder: string }> {
+  await kube.apps.createNamespacedDeployment({
+    namespace: ns,
+    body: deployment({ name: 'app', pool, replicas: 1, cpu: '1', terminationGracePeriodSeconds: 1 }),
+  });
+  const { claim: old, cpu } = await firstNode(kube, pool, ns);
+  // B: a tenant too big for what is left on A, leaving less free on B than the placeholder requests (1 cpu).
+  await kube.core.createNamespacedPod({ namespace: ns, body: tenant('tenant', pool, cpu - 0.8) });
+  const b = await waitFor(
+    'the tenant running on a second node',
+    async () => {
+      const p = await kube.getPod(ns, 'tenant');
+      return podRunningReady(p) ? p?.spec?.nodeName : undefined;
+    },
+    { timeoutMs: 180_000 },
+  );
+  kubectl(['annotate', 'node', b, '--overwrite', `${A.doNotDisrupt}=true`]);
+
+  const policy = anytimePolicy(pool, { readyTimeout: '10m', placeholder: { priorityClassName: priorityClass } });
+  const first = decide(snapshot(pool, ns, policy), Date.now());
+  const created = first.actions.find((a): a is Extract<Action, { type: 'createPod' }> => a.type === 'createPod');
+  expect(created, 'the first pass creates the placeholder').toBeDefined();
+  expect(created!.pod.metadata.annotations?.[A.doNotDisrupt]).toBe('true');
+  for (const a of first.actions) {
+    if (a.type === 'createPod' && !withPodAnnotation) {
+      const { [A.doNotDisrupt]: _dropped, ...annotations } = a.pod.metadata.annotations ?? {};
+      execute({ ...a, pod: { ...a.pod, metadata: { ...a.pod.metadata, annotations } } }, ns);
+    } else execute(a, ns);
+  }
+  const placeholder = created!.pod.metadata.name;
+
+  const surgeNode = await waitFor(
+    `the placeholder of ${pool} running on a new node`,
+    async () => {
+      const p = await kube.getPod(ns, placeholder);
+      const host = p?.spec?.nodeName;
+      return p?.status?.phase === 'Running' && host && host !== old.status?.nodeName && host !== b ? host : undefined;
+    },
+    { timeoutMs: 180_000 },
+  );
+  const surgeClaim = (await kube.nodeClaims(pool)).find((c) => c.status?.nodeName === surgeNode);
+  expect(surgeClaim, `the NodeClaim of ${surgeNode}`).toBeDefined();
+  // Room appears elsewhere: B empties, so the placeholder alone would fit there and S could be consolidated.
+  await kube.core.deleteNamespacedPod({ namespace: ns, name: 'tenant', gracePeriodSeconds: 0 });
+  return {
+    oldClaim: old.metadata.name,
+    surgeClaim: surgeClaim?.metadata.name as string,
+    surgeNode,
+    placeholder,
+  };
+}
+
+describe("the placeholder's identity and protection (issue 13)", () => {
+  const { kube, res } = useCluster();
+
+  it('keeps the surge node out of consolidation between bind and freeze; a control is a candidate', async () => {
+    const consolidating = { disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '0s' } };
+    const priorityClass = await res.priorityClass('e2e-ph', -10, 'Never');
+    const nsOurs = await res.namespace('e2e-id-ours');
+    const nsCtl = await res.namespace('e2e-id-ctl');
+    const ours = await res.nodePool('e2e-id-ours', pinned, consolidating);
+    const ctl = await res.nodePool('e2e-id-ctl', pinned, consolidating);
+
+    const [o, c] = await Promise.all([
+      holdTheGap(kube, ours, nsOurs, priorityClass, true),
+      holdTheGap(kube, ctl, nsCtl, priorityClass, false),
+    ]);
+
+    // The control: Karpenter takes its surge node as a consolidation candidate (it consolidates it, or
+    // records why the simulation found no cheaper arrangement): nothing blocks its disruption.
+    const candidate = await waitFor(
+      `Karpenter to evaluate the control's surge node ${c.surgeNode} for consolidation`,
+      async () => {
+        const claim = (await kube.nodeClaims(ctl)).find((x) => x.metadata.name === c.surgeClaim);
+        if (claim === undefined || claim.metadata.deletionTimestamp !== undefined) return 'consolidated';
+        const evs = await kube.events({ kind: 'Node', name: c.surgeNode, reason: 'Unconsolidatable' });
+        return evs[0]?.message;
+      },
+      { timeoutMs: 240_000, intervalMs: 2000 },
+    );
+    expect(candidate).toBeTruthy();
+    const ctlBlocked = await kube.events({ kind: 'Node', name: c.surgeNode, reason: 'DisruptionBlocked' });
+    expect(ctlBlocked.map((e) => e.message).filter((m) => m?.includes(c.placeholder))).toEqual([]);
+    // Ours: Karpenter itself names our placeholder's Pod-level do-not-disrupt as what blocks the surge node.
+    await waitFor(
+      `Karpenter to report our surge node ${o.surgeNode} blocked by the placeholder's do-not-disrupt`,
+      async () =>
+        (await kube.events({ kind: 'Node', name: o.surgeNode, reason: 'DisruptionBlocked' })).some(
+          (e) => e.message?.includes(o.placeholder) && e.message.includes(A.doNotDisrupt),
+        ),
+      { timeoutMs: 240_000, intervalMs: 2000 },
+    );
+    const oursEvaluated = await kube.events({ kind: 'Node', name: o.surgeNode, reason: 'Unconsolidatable' });
+    expect(oursEvaluated).toEqual([]);
+    // Ours, under the same conditions at the same time: untouched, its placeholder still holding the room.
+    const surge = (await kube.nodeClaims(ours)).find((x) => x.metadata.name === o.surgeClaim);
+    expect(surge, 'our surge NodeClaim still exists').toBeDefined();
+    expect(surge?.metadata.deletionTimestamp).toBeUndefined();
+    expect((await kube.getNode(o.surgeNode))?.metadata?.annotations?.[A.doNotDisrupt]).toBeUndefined(); // no freeze yet
+    const ph = await kube.getPod(nsOurs, o.placeholder);
+    expect(ph?.status?.phase).toBe('Running');
+    expect(ph?.spec?.nodeName).toBe(o.surgeNode);
+
+    // The engine resumes: the freeze lands, surge_ready holds on that very node, the rotation completes.
+    const policy = anytimePolicy(ours, {
+      readyTimeout: '10m',
+      cooldownAfter: '30m',
+      placeholder: { priorityClassName: priorityClass },
+    });
+    const seen: string[] = [];
+    await waitFor(
+      'the rotation to complete',
+      () => {
+        for (const a of reconcileOnce(ours, nsOurs, policy).decision.actions) {
+          if (a.type === 'event') seen.push(a.eventReason);
+          if (a.type === 'createPod') seen.push('createPod');
+        }
+        return seen.includes('RotationCompleted');
+      },
+      { timeoutMs: 300_000, intervalMs: 1000, describe: () => seen.join(', ') },
+    );
+    expect(seen).toEqual(['DrainStarted', 'RotationCompleted']);
+    const left = await readyClaims(kube, ours);
+    expect(left.map((x) => x.metadata.name)).toContain(o.surgeClaim);
+    expect(left.map((x) => x.metadata.name)).not.toContain(o.oldClaim);
+    expect(await kube.pods(nsOurs, SURGE_FOR_SELECTOR)).toEqual([]);
+  });
+
+  it("adopts a rotation left in flight in the reference's form and completes it, leaving nothing", async () => {
+    const ns = await res.namespace('e2e-takeover');
+    const priorityClass = await res.priorityClass('e2e-ph', -10, 'Never');
+    const pool = await res.nodePool('e2e-takeover', pinned);
+    await kube.apps.createNamespacedDeployment({
+      namespace: ns,
+      body: deployment({ name: 'app', pool, replicas: 1, cpu: '1', terminationGracePeriodSeconds: 1 }),
+    });
+    const { claim } = await firstNode(kube, pool, ns);
+    const name = claim.metadata.name;
+    const oldNode = claim.status?.nodeName as string;
+
+    // The reference's state (its spec §5.3), written as it would have left it mid-surge: the anchor, the
+    // pending claim, the frozen and cordoned old node, and its placeholder (§5.2 create_placeholder).
+    const startedAt = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    kubectl(['annotate', 'nodepool', pool, `${A.activeRotation}=${name}`]);
+    kubectl(['annotate', 'nodeclaim', name, `${A.state}=pending`, `${A.startedAt}=${startedAt}`]);
+    kubectl(['cordon', oldNode]);
+    kubectl([
+      'annotate',
+      'node',
+      oldNode,
+      `${A.doNotDisrupt}=true`,
+      `${A.doNotDisruptOwned}=true`,
+      `${A.surgeFor}=${name}`,
+      `${A.cordoned}=true`,
+    ]);
+    const placeholderName = `noderotation-surge-${name}`;
+    await kube.core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: {
+          name: placeholderName,
+          labels: { [A.surgeFor]: name, [NODEPOOL_LABEL]: pool },
+          annotations: { [A.doNotDisrupt]: 'true' },
+        },
+        spec: {
+          priorityClassName: priorityClass,
+          preemptionPolicy: 'Never',
+          nodeSelector: onPool(pool),
+          automountServiceAccountToken: false,
+          terminationGracePeriodSeconds: 0,
+          containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '1' } } }],
+        },
+      },
+    });
+
+    const policy = anytimePolicy(pool, {
+      readyTimeout: '10m',
+      cooldownAfter: '30m',
+      placeholder: { priorityClassName: priorityClass },
+    });
+    const seen: string[] = [];
+    await waitFor(
+      'the adopted rotation to complete',
+      () => {
+        for (const a of reconcileOnce(pool, ns, policy).decision.actions) {
+          if (a.type === 'event') seen.push(a.eventReason);
+          if (a.type === 'createPod') seen.push(`createPod:${a.pod.metadata.name}`);
+          if (a.type === 'deletePod') seen.push(`deletePod:${a.name}`);
+        }
+        return seen.includes('RotationCompleted');
+      },
+      { timeoutMs: 300_000, intervalMs: 1000, describe: () => seen.join(', ') },
+    );
+    // Adopted, not replaced: no placeholder of ours was created (no createPod at all, and no RotationStarted:
+    // the rotation was resumed, not started); the reference's placeholder was the one removed at the drain.
+    expect(seen.filter((x) => !x.startsWith('deletePod'))).toEqual(['DrainStarted', 'RotationCompleted']);
+    expect(seen.indexOf(`deletePod:${placeholderName}`)).toBeLessThan(seen.indexOf('DrainStarted'));
+    expect(seen.indexOf(`deletePod:${placeholderName}`)).toBeGreaterThanOrEqual(0);
+
+    const claims = await kube.nodeClaims(pool);
+    expect(claims.map((x) => x.metadata.name)).not.toContain(name);
+    for (const n of await kube.nodes(pool)) {
+      const ann = Object.keys(n.metadata?.annotations ?? {});
+      expect(ann.filter((k) => k.startsWith('noderotation.io/') || k === A.doNotDisrupt)).toEqual([]);
+      expect(n.spec?.unschedulable ?? false).toBe(false);
+    }
+    const poolAnn = (await kube.getNodePool(pool))?.metadata.annotations ?? {};
+    expect(Object.keys(poolAnn).filter((k) => k.startsWith('noderotation.io/'))).toEqual([A.lastRotationAt]);
+    await waitFor('the placeholder gone', async () => (await kube.pods(ns, SURGE_FOR_SELECTOR)).length === 0);
+  });
+});
