@@ -2,7 +2,7 @@
 // per NodePool through the work queue — snapshot, decide (the engine), carry the actions out. Every decision
 // is the engine's; this file only moves objects in and actions out.
 import { validateAgainst } from '../src/api/validate.js';
-import { rfc3339 } from '../src/engine/annotations.js';
+import { A, rfc3339 } from '../src/engine/annotations.js';
 import { decide } from '../src/engine/decide.js';
 import { toEngineSnapshot } from '../src/engine/boundary.js';
 import { sweep } from '../src/engine/sweep.js';
@@ -62,9 +62,13 @@ export class Controller {
     this.nodePools = r('nodepools', PATHS.of('NodePool'), NODEPOOL);
     this.nodeClaims = r('nodeclaims', PATHS.of('NodeClaim'), NODECLAIM);
     this.nodes = r('nodes', PATHS.of('Node'), NODE);
-    // Every Pod in our own namespace: our placeholders, and the reference controller's during a takeover
-    // (the engine recognises both forms); nothing else of consequence lives there.
-    this.placeholders = r('placeholders', PATHS.of('Pod', o.namespace), POD);
+    // The placeholders in our namespace, by the label both controllers put on them (docs/engine-contract.md),
+    // so ours and the reference controller's are found alike during a takeover.
+    this.placeholders = new Reflector<Pod>(
+      { name: 'placeholders', path: PATHS.of('Pod', o.namespace), shape: POD, query: { labelSelector: A.surgeFor } },
+      o.client,
+      o.clock,
+    );
     this.events = new EventRecorder(o.client, o.identity, o.clock, (m, f) => o.log.warn(m, f));
     this.wire();
   }

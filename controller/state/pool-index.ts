@@ -84,7 +84,8 @@ export class PoolIndex {
     const out = new Set<string>();
     const label = o.metadata.labels?.[NODEPOOL_LABEL];
     if (label) out.add(label);
-    const surgeFor = o.metadata.labels?.[A.surgeFor] ?? o.metadata.annotations?.[A.surgeFor];
+    // The annotation holds the full claim name when the label had to be shortened (docs/state.md).
+    const surgeFor = o.metadata.annotations?.[A.surgeFor] ?? o.metadata.labels?.[A.surgeFor];
     const owner = surgeFor ? this.poolOfClaim.get(surgeFor) : undefined;
     if (owner) out.add(owner);
     return [...out].sort();
