@@ -114,8 +114,9 @@ describe('the controller rotates a node surge-first', () => {
     const deleted = controller.logs.find((l) => l.action === 'deleteNodeClaim' && l.nodeclaim === oldName);
     expect(deleted, controller.tail(40)).toBeDefined();
     const surgeNodeObj = await kube.getNode(replacement.status!.nodeName as string);
-    const nodeReadyAt = surgeNodeObj?.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'True')
-      ?.lastTransitionTime as Date | undefined;
+    const nodeReadyAt = surgeNodeObj?.status?.conditions?.find(
+      (c) => c.type === 'Ready' && c.status === 'True',
+    )?.lastTransitionTime;
     expect(nodeReadyAt).toBeDefined();
     expect(nodeReadyAt!.getTime()).toBeLessThanOrEqual(Math.floor(Date.parse(deleted!.ts as string) / 1000) * 1000);
 
@@ -143,7 +144,10 @@ describe('the controller rotates a node surge-first', () => {
             .filter((e) => e.regarding?.name === pool)
             .map((e) => e.reason)
             .join(', ')}\n` +
-          `metrics: ${(await controller.metrics()).split('\n').filter((l) => l.startsWith('noderotation_completed'))}\n` +
+          `metrics: ${(await controller.metrics())
+            .split('\n')
+            .filter((l) => l.startsWith('noderotation_completed'))
+            .join('; ')}\n` +
           controller.tail(30),
       },
     );

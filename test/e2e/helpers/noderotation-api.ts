@@ -6,15 +6,22 @@ import { rbacManifests } from '../../../controller/rbac.js';
 import type { RotationPolicy } from '../../../src/generated/api-types.js';
 import { readClusterEnv, repoRoot } from './cluster.js';
 import { kubectl } from './engine-shell.js';
-import { ignoreNotFound, type Kube } from './k8s.js';
+import { ignoreNotFound, waitFor, type Kube } from './k8s.js';
 
 const GROUP = 'noderotation.io';
 const VERSION = 'v1alpha1';
 
-/** Installs (server-side apply, idempotent) our CRDs and the placeholder PriorityClass. */
-export function installNoderotation(): void {
+/** Installs (server-side apply, idempotent) our CRDs, and waits until the apiserver serves them. */
+export async function installNoderotation(): Promise<void> {
   kubectl(['apply', '--server-side', '--force-conflicts', '-f', path.join(repoRoot, 'deploy/crds')]);
-  kubectl(['wait', '--for', 'condition=Established', '--timeout=60s', 'crd/rotationpolicies.noderotation.io']);
+  // Polled rather than `kubectl wait`: right after an apply the CRD's status can be momentarily empty, which
+  // `kubectl wait` reports as an error instead of waiting.
+  await waitFor('the RotationPolicy CRD Established', () => {
+    const crd = JSON.parse(kubectl(['get', 'crd', 'rotationpolicies.noderotation.io', '-o', 'json'])) as {
+      status?: { conditions?: { type: string; status: string }[] };
+    };
+    return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+  });
 }
 
 export async function createRotationPolicy(kube: Kube, policy: RotationPolicy): Promise<void> {
