@@ -338,7 +338,7 @@ describe('YAML: refused within its caps, output bounded', () => {
     {
       reason: 'NodePool labels that are not a map',
       input: () => NODEPOOL('general').replace('{name: general}', '{name: general, labels: 5}'),
-      err: /document 1 \(NodePool\/general\): metadata\.labels: found 5; allowed: a value of type object \(a map of label names/,
+      err: /\(NodePool\/general\): metadata\.labels: found 5; allowed: a value of type object \(a map of label/,
     },
     {
       reason: 'a NodePool name of 100,000 characters (echoed cut to 80 characters)',
