@@ -17,8 +17,9 @@ import type { Action } from '../../src/engine/types.js';
 import { parseQuantity } from '../../src/util/quantity.js';
 import { deployment, fakeContainer, onPool, useCluster } from './helpers/context.js';
 import { anytimePolicy, execute, kubectl, reconcileOnce, snapshot } from './helpers/engine-shell.js';
-import { NODEPOOL_LABEL, type NodeClaim } from '../../src/karpenter/types.js';
+import type { NodeClaim } from '../../src/karpenter/types.js';
 import { conditionTrue, podRunningReady, waitFor, type Kube, type NodePoolTemplateSpec } from './helpers/k8s.js';
+import { writeReferenceRotation } from './helpers/reference-state.js';
 
 const INSTANCE_TYPE = 'c-4x-amd64-linux';
 const SURGE_FOR_SELECTOR = A.surgeFor; // the reference's watch: -l noderotation.io/surge-for
@@ -214,39 +215,14 @@ describe("the placeholder's identity and protection (issue 13)", () => {
     const name = claim.metadata.name;
     const oldNode = claim.status?.nodeName as string;
 
-    // The reference's state (its spec §5.3), written as it would have left it mid-surge: the anchor, the
-    // pending claim, the frozen and cordoned old node, and its placeholder (§5.2 create_placeholder).
-    const startedAt = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-    kubectl(['annotate', 'nodepool', pool, `${A.activeRotation}=${name}`]);
-    kubectl(['annotate', 'nodeclaim', name, `${A.state}=pending`, `${A.startedAt}=${startedAt}`]);
-    kubectl(['cordon', oldNode]);
-    kubectl([
-      'annotate',
-      'node',
-      oldNode,
-      `${A.doNotDisrupt}=true`,
-      `${A.doNotDisruptOwned}=true`,
-      `${A.surgeFor}=${name}`,
-      `${A.cordoned}=true`,
-    ]);
-    const placeholderName = `noderotation-surge-${name}`;
-    await kube.core.createNamespacedPod({
+    // The reference's state, written as it would have left it mid-surge.
+    const placeholderName = await writeReferenceRotation(kube, {
+      pool,
       namespace: ns,
-      body: {
-        metadata: {
-          name: placeholderName,
-          labels: { [A.surgeFor]: name, [NODEPOOL_LABEL]: pool },
-          annotations: { [A.doNotDisrupt]: 'true' },
-        },
-        spec: {
-          priorityClassName: priorityClass,
-          preemptionPolicy: 'Never',
-          nodeSelector: onPool(pool),
-          automountServiceAccountToken: false,
-          terminationGracePeriodSeconds: 0,
-          containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '1' } } }],
-        },
-      },
+      claim: name,
+      node: oldNode,
+      priorityClass,
+      cpu: '1',
     });
 
     const policy = anytimePolicy(pool, {

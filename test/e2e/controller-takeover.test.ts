@@ -1,0 +1,113 @@
+// Switching from the reference controller: a rotation it left mid-surge, in its exact annotation and
+// placeholder form, is adopted by our controller (process, own ServiceAccount) and completed — its placeholder
+// used, not replaced — with nothing of either controller left behind.
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { A } from '../../src/engine/annotations.js';
+import type { RotationPolicy } from '../../src/generated/api-types.js';
+import { deployment, useCluster } from './helpers/context.js';
+import { ControllerProcess } from './helpers/controller-process.js';
+import { conditionTrue, podRunningReady, waitFor } from './helpers/k8s.js';
+import {
+  createRotationPolicy,
+  deleteRotationPolicy,
+  eventsV1,
+  installNoderotation,
+  serviceAccountKubeconfig,
+} from './helpers/noderotation-api.js';
+import { writeReferenceRotation } from './helpers/reference-state.js';
+
+describe('takeover from the reference controller', () => {
+  const { kube, res } = useCluster();
+  const cleanups: (() => Promise<void> | void)[] = [];
+  beforeAll(() => installNoderotation());
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+
+  it("resumes a rotation left in flight in the reference's form and completes it, leaving nothing", async () => {
+    const ns = await res.namespace('e2e-tko');
+    const priorityClass = await res.priorityClass('e2e-tko-ph', -10, 'Never');
+    const pool = await res.nodePool('e2e-tko', {
+      expireAfter: '720h',
+      terminationGracePeriod: '1m',
+      requirements: [
+        { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] },
+        { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+      ],
+    });
+    await kube.apps.createNamespacedDeployment({
+      namespace: ns,
+      body: deployment({ name: 'app', pool, replicas: 1, cpu: '1', terminationGracePeriodSeconds: 1 }),
+    });
+    const claim = await waitFor(
+      'the first NodeClaim Ready with the app running',
+      async () => {
+        const claims = (await kube.nodeClaims(pool)).filter((c) => conditionTrue(c, 'Ready'));
+        return claims.length === 1 && (await kube.pods(ns, 'app=app')).some(podRunningReady) ? claims[0] : undefined;
+      },
+      { timeoutMs: 180_000 },
+    );
+    const name = claim.metadata.name;
+    const placeholder = await writeReferenceRotation(kube, {
+      pool,
+      namespace: ns,
+      claim: name,
+      node: claim.status?.nodeName as string,
+      priorityClass,
+      cpu: '1',
+    });
+
+    // The same policy the reference governed the pool with (window always open; one rotation).
+    const policy: RotationPolicy = {
+      apiVersion: 'noderotation.io/v1alpha1',
+      kind: 'RotationPolicy',
+      metadata: { name: `${pool}-policy` },
+      spec: {
+        nodePools: [pool],
+        maintenanceWindows: [
+          { timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start: '00:00', end: '00:00' },
+        ],
+        surge: { readyTimeout: '10m', cooldownAfter: '30m', placeholder: { priorityClassName: priorityClass } },
+      },
+    };
+    await createRotationPolicy(kube, policy);
+    cleanups.push(() => deleteRotationPolicy(kube, policy.metadata.name));
+    const identity = serviceAccountKubeconfig(ns);
+    cleanups.push(identity.cleanup);
+    const controller = new ControllerProcess(ns, [], identity.kubeconfig);
+    cleanups.push(() => controller.kill());
+    await controller.start();
+
+    await waitFor(
+      'the adopted rotation to complete',
+      async () => {
+        const claims = await kube.nodeClaims(pool);
+        const reasons = (await eventsV1(kube, 'default'))
+          .filter((e) => e.regarding?.name === pool)
+          .map((e) => e.reason);
+        return !claims.some((c) => c.metadata.name === name) && reasons.includes('RotationCompleted');
+      },
+      { timeoutMs: 300_000, intervalMs: 1000, describe: () => controller.tail(20) },
+    );
+
+    // Adopted, not restarted: no RotationStarted, no placeholder of ours; the reference's one was removed.
+    const actions = controller.logs.filter((l) => typeof l.action === 'string').map((l) => `${String(l.action)}`);
+    expect(actions).not.toContain('createPod');
+    expect(controller.logs.some((l) => l.action === 'deletePod' && l.pod === placeholder)).toBe(true);
+    const reasons = (await eventsV1(kube, 'default')).filter((e) => e.regarding?.name === pool).map((e) => e.reason);
+    expect(reasons).not.toContain('RotationStarted');
+    expect(reasons).toEqual(expect.arrayContaining(['DrainStarted', 'RotationCompleted']));
+
+    // Nothing of ours, or of the reference's, is left.
+    for (const n of await kube.nodes(pool)) {
+      const ann = Object.keys(n.metadata?.annotations ?? {});
+      expect(ann.filter((k) => k.startsWith('noderotation.io/') || k === A.doNotDisrupt)).toEqual([]);
+      expect(n.spec?.unschedulable ?? false).toBe(false);
+    }
+    const poolAnn = (await kube.getNodePool(pool))?.metadata.annotations ?? {};
+    expect(Object.keys(poolAnn).filter((k) => k.startsWith('noderotation.io/'))).toEqual([A.lastRotationAt]);
+    await waitFor('no placeholder left', async () => (await kube.pods(ns, A.surgeFor)).length === 0);
+    expect(await controller.stop()).toBe(0);
+    expect(controller.errors()).toEqual([]);
+  });
+});

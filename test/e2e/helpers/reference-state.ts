@@ -1,0 +1,56 @@
+// A rotation left in flight by the reference controller, written in its exact form (its specification §5.3 and
+// §5.2 create_placeholder): the anchor on the NodePool, the pending claim, the frozen and cordoned old node, and
+// the placeholder Pod with its labels and Pod-level do-not-disrupt. A takeover test writes this and lets our
+// engine or controller carry on.
+import { A } from '../../../src/engine/annotations.js';
+import { NODEPOOL_LABEL } from '../../../src/karpenter/types.js';
+import { onPool } from './context.js';
+import { kubectl } from './engine-shell.js';
+import type { Kube } from './k8s.js';
+
+export interface ReferenceRotation {
+  pool: string;
+  namespace: string;
+  claim: string;
+  node: string;
+  priorityClass: string;
+  /** cpu request of the placeholder, e.g. '1' */
+  cpu: string;
+}
+
+/** Writes the reference's mid-surge state; returns the placeholder's name. */
+export async function writeReferenceRotation(kube: Kube, r: ReferenceRotation): Promise<string> {
+  const startedAt = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  kubectl(['annotate', 'nodepool', r.pool, `${A.activeRotation}=${r.claim}`]);
+  kubectl(['annotate', 'nodeclaim', r.claim, `${A.state}=pending`, `${A.startedAt}=${startedAt}`]);
+  kubectl(['cordon', r.node]);
+  kubectl([
+    'annotate',
+    'node',
+    r.node,
+    `${A.doNotDisrupt}=true`,
+    `${A.doNotDisruptOwned}=true`,
+    `${A.surgeFor}=${r.claim}`,
+    `${A.cordoned}=true`,
+  ]);
+  const name = `noderotation-surge-${r.claim}`;
+  await kube.core.createNamespacedPod({
+    namespace: r.namespace,
+    body: {
+      metadata: {
+        name,
+        labels: { [A.surgeFor]: r.claim, [NODEPOOL_LABEL]: r.pool },
+        annotations: { [A.doNotDisrupt]: 'true' },
+      },
+      spec: {
+        priorityClassName: r.priorityClass,
+        preemptionPolicy: 'Never',
+        nodeSelector: onPool(r.pool),
+        automountServiceAccountToken: false,
+        terminationGracePeriodSeconds: 0,
+        containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: r.cpu } } }],
+      },
+    },
+  });
+  return name;
+}
