@@ -22,7 +22,16 @@ build() {
   echo "$out"
 }
 
-ghz_version=$(awk '$1 == "github.com/bojand/ghz" { print $2 }' "$here/ghz/go.mod" | head -1)
-sdk_version=$(awk '$1 == "require" && $2 == "github.com/crossplane/function-sdk-go" { print $3 }' "$here/go-peer/go.mod")
-build ghz "$ghz_version" "$here/ghz" github.com/bojand/ghz/cmd/ghz
-build go-peer "$sdk_version" "$here/go-peer" .
+# version_of MODULE GO_MOD: the version GO_MOD requires (in a require block or on a require line).
+version_of() {
+  local v
+  v=$(awk -v m="$1" '$1 == m { print $2 } $1 == "require" && $2 == m { print $3 }' "$2" | head -1)
+  [[ -n "$v" ]] || { echo "build-go.sh: $2 does not require $1" >&2; exit 1; }
+  echo "$v"
+}
+
+build ghz "$(version_of github.com/bojand/ghz "$here/ghz/go.mod")" "$here/ghz" github.com/bojand/ghz/cmd/ghz
+# The peer's own code changes too: its cache directory names the SDK version and a hash of its sources.
+peer_hash=$(cat "$here/go-peer/main.go" "$here/go-peer/go.sum" | sha256sum | cut -c1-8)
+build go-peer "$(version_of github.com/crossplane/function-sdk-go "$here/go-peer/go.mod")-$peer_hash" \
+  "$here/go-peer" .

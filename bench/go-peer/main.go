@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"os"
 
+	"k8s.io/apimachinery/pkg/runtime"
+
 	"github.com/crossplane/function-sdk-go"
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -57,25 +59,16 @@ func (p *peer) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fn
 		return rsp, nil
 	}
 	plan := xr.Resource.GetName()
+	defaults, _ := xr.Resource.Object["spec"].(map[string]any)["defaults"].(map[string]any)
 	for _, pool := range pools {
-		name := pool.Resource.GetName()
-		expire := resourceString(pool.Resource.Object, "spec", "template", "spec", "expireAfter")
-		tgp := resourceString(pool.Resource.Object, "spec", "template", "spec", "terminationGracePeriod")
-		obj := composed.New()
-		obj.SetAPIVersion("noderotation.io/v1alpha1")
-		obj.SetKind("RotationPolicy")
-		obj.SetName(plan + "-" + name)
-		obj.SetLabels(map[string]string{"noderotation.io/plan": plan})
-		obj.SetAnnotations(map[string]string{
-			"noderotation.io/nodepool":          name,
-			"noderotation.io/expire-after":      expire,
-			"noderotation.io/termination-grace": tgp,
-		})
-		if err := obj.SetValue("spec.nodePools", []any{name}); err != nil {
+		obj, err := policyFor(plan, pool.Resource.Object, defaults)
+		if err != nil {
 			response.Fatal(rsp, err)
 			return rsp, nil
 		}
-		desired[resource.Name("rotationpolicy-"+name)] = &resource.DesiredComposed{Resource: obj, Ready: resource.ReadyTrue}
+		desired[resource.Name("rotationpolicy-"+pool.Resource.GetName())] = &resource.DesiredComposed{
+			Resource: obj, Ready: resource.ReadyTrue,
+		}
 	}
 	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
 		response.Fatal(rsp, err)
@@ -83,6 +76,57 @@ func (p *peer) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fn
 	}
 	response.ConditionTrue(rsp, "PlanValid", "Accepted").WithMessage(fmt.Sprintf("%d NodePools governed", len(pools)))
 	return rsp, nil
+}
+
+// policyFor builds the object for one NodePool with the same fields, and so about the same size, as
+// function-noderotation's RotationPolicy: the plan's defaults with every default filled in, the NodePool,
+// a label and eight annotations. The annotation values are copied, not derived.
+func policyFor(plan string, pool map[string]any, defaults map[string]any) (*composed.Unstructured, error) {
+	name, _ := pool["metadata"].(map[string]any)["name"].(string)
+	expire := resourceString(pool, "spec", "template", "spec", "expireAfter")
+	tgp := resourceString(pool, "spec", "template", "spec", "terminationGracePeriod")
+	obj := composed.New()
+	obj.SetAPIVersion("noderotation.io/v1alpha1")
+	obj.SetKind("RotationPolicy")
+	obj.SetName(plan + "-" + name)
+	obj.SetLabels(map[string]string{"noderotation.io/plan": plan})
+	obj.SetAnnotations(map[string]string{
+		"noderotation.io/nodepool":                name,
+		"noderotation.io/age-threshold":           expire,
+		"noderotation.io/capacity-per-occurrence": "10",
+		"noderotation.io/expected-rotation":       "15m0s",
+		"noderotation.io/guaranteed-chances":      "2",
+		"noderotation.io/lead-time":               expire,
+		"noderotation.io/rotation-bound":          tgp,
+		"noderotation.io/window-period":           expire,
+	})
+	spec := map[string]any{
+		"ageThreshold":       "auto",
+		"minRotationChances": int64(2),
+		"suspend":            false,
+		"surge": map[string]any{
+			"cooldownAfter":    "10m",
+			"forcefulFallback": map[string]any{"enabled": false},
+			"matchNodeRequirements": map[string]any{
+				"preferred": []any{},
+				"required": []any{
+					"topology.kubernetes.io/zone", "kubernetes.io/arch", "karpenter.sh/capacity-type",
+				},
+			},
+			"maxUnavailable":       int64(1),
+			"readyTimeout":         "15m",
+			"retryBackoff":         "30m",
+			"wholeNodeReservation": map[string]any{"enabled": false},
+		},
+	}
+	for k, v := range defaults {
+		spec[k] = runtime.DeepCopyJSONValue(v)
+	}
+	spec["nodePools"] = []any{name}
+	if err := obj.SetValue("spec", spec); err != nil {
+		return nil, err
+	}
+	return obj, nil
 }
 
 // resourceString reads a string field; missing or of another type: "".
