@@ -57,11 +57,12 @@ describe('noderotation render', () => {
     expect(r.code).toBe(1);
     expect(r.out).toBe('');
     expect(r.err).toContain(
-      'FATAL NonPositiveAgeThreshold: NodePool general (RotationPolicy platform-general): spec.defaults.ageThreshold: expireAfter 3d',
+      'FATAL NonPositiveAgeThreshold: NodePool general (RotationPolicy platform-general): ' +
+        'spec.defaults.ageThreshold: expireAfter 3d',
     );
   });
 
-  it('exits 2 on invalid input (schema errors name file, document and field) and on merged settings that are no policy', async () => {
+  it('exits 2 on invalid input (errors name file, document, field) and on merged settings not a policy', async () => {
     const tz = await cli(
       ['render', '-f', '-'],
       PLAN('{maintenanceWindows: [{timezone: Mars/Base, days: [Sat], start: "02:00", end: "06:00"}]}'),
@@ -228,7 +229,9 @@ describe('noderotation function', () => {
   });
 
   it('a real process: starts from the CLI, answers, and exits 0 on SIGTERM', async () => {
-    const entry = `import { main } from ${JSON.stringify(join(ROOT, 'src', 'cli', 'main.ts'))}; process.exitCode = await main(process.argv.slice(1), { stdout: process.stdout, stderr: process.stderr });`;
+    const entry =
+      `import { main } from ${JSON.stringify(join(ROOT, 'src', 'cli', 'main.ts'))}; ` +
+      'process.exitCode = await main(process.argv.slice(1), { stdout: process.stdout, stderr: process.stderr });';
     const child = spawn(
       process.execPath,
       [

@@ -63,7 +63,7 @@ describe('codec: encode = toBinary, decode = fromBinary', () => {
     same(RunFunctionResponseSchema, run(req, env));
   });
 
-  it('every field kind the protos use: packed enums, bytes maps, oneofs, optionals, int64 durations, unknown fields', () => {
+  it('every field kind the protos use: packed enums, bytes maps, oneofs, optionals, int64, unknown fields', () => {
     const req = create(RunFunctionRequestSchema, {
       meta: {
         tag: 'x',

@@ -19,6 +19,7 @@ import {
   type Message,
 } from '@bufbuild/protobuf';
 import { WireType } from '@bufbuild/protobuf/wire';
+import { FeatureSet_FieldPresence } from '@bufbuild/protobuf/wkt';
 
 const STRUCT = 'google.protobuf.Struct';
 /** protobuf-es's default recursion limit: deeper input is rejected, not a stack overflow. */
@@ -205,7 +206,7 @@ function isSet(field: DescField, msg: Any): boolean {
     case 'message':
       return v !== undefined;
     default:
-      if (field.presence !== 2 /* IMPLICIT */) return v !== undefined;
+      if (field.presence !== FeatureSet_FieldPresence.IMPLICIT) return v !== undefined;
       return !(
         v === 0 ||
         v === '' ||
@@ -416,7 +417,7 @@ const sizeHints = new WeakMap<DescMessage, number>();
 /** Same bytes as protobuf-es toBinary(desc, message). */
 export function encode<T extends Message>(desc: DescMessage, message: T): Uint8Array {
   const w = new Writer(sizeHints.get(desc) ?? 256);
-  writeMessage(w, desc, message as unknown as Any);
+  writeMessage(w, desc, message);
   sizeHints.set(desc, Math.max(256, Math.ceil(w.pos * 1.1)));
   return w.finish();
 }
@@ -694,8 +695,9 @@ function scanStruct(r: Reader, end: number, depth: number): void {
   if (depth > MAX_DEPTH) throw tooDeep();
   while (r.pos < end) {
     const noTag = r.tag();
-    if (noTag >>> 3 !== 1 || (noTag & 7) !== WireType.LengthDelimited) {
-      r.skip((noTag & 7) as WireType);
+    const wire = (noTag & 7) as WireType;
+    if (noTag >>> 3 !== 1 || wire !== WireType.LengthDelimited) {
+      r.skip(wire);
       continue;
     }
     const entryEnd = delimitedEnd(r);
@@ -747,11 +749,12 @@ function scanValue(r: Reader, end: number, depth: number): void {
       const listEnd = delimitedEnd(r);
       for (let i = 0; r.pos < listEnd; i++) {
         const lnoTag = r.tag();
-        if (lnoTag >>> 3 === 1 && (lnoTag & 7) === WireType.LengthDelimited) {
+        const lwire = (lnoTag & 7) as WireType;
+        if (lnoTag >>> 3 === 1 && lwire === WireType.LengthDelimited) {
           const itemEnd = delimitedEnd(r);
           within(`[${i}]`, () => scanValue(r, itemEnd, depth + 2));
           closes(r, itemEnd);
-        } else r.skip((lnoTag & 7) as WireType);
+        } else r.skip(lwire);
       }
       closes(r, listEnd);
     } else if (no === 2 && wire === WireType.Bit64) r.double();
@@ -798,7 +801,7 @@ function readMessageValue(r: Reader, desc: DescMessage, depth: number, existing:
 
 function readMessage(r: Reader, desc: DescMessage, end: number, depth: number, into?: Any): Any {
   if (depth > MAX_DEPTH) throw tooDeep();
-  const msg = into ?? (create(desc) as unknown as Any);
+  const msg = into ?? create(desc);
   const fields = fieldMap(desc);
   while (r.pos < end) {
     const noTag = r.tag();

@@ -138,7 +138,8 @@ export function run(req: RunFunctionRequest, env: RunEnv): RunFunctionResponse {
     fatal(
       'InvalidInput',
       null,
-      `Composition step input: ${e.path}: found ${e.found}; allowed: ${e.allowed}. Fix the input of this function's step in the Composition.`,
+      `Composition step input: ${e.path}: found ${e.found}; allowed: ${e.allowed}. ` +
+        "Fix the input of this function's step in the Composition.",
     );
   const calendarStart = input.calendarStart ?? env.calendarStart;
 
@@ -194,7 +195,8 @@ export function run(req: RunFunctionRequest, env: RunEnv): RunFunctionResponse {
   return finish(
     rsp,
     problems,
-    `${count(governed.length, 'NodePool')} governed, ${count(excluded, 'NodePool')} excluded by rules, ${count(problems.length, 'warning')}.`,
+    `${count(governed.length, 'NodePool')} governed, ${count(excluded, 'NodePool')} excluded by rules, ` +
+      `${count(problems.length, 'warning')}.`,
   );
 }
 
@@ -218,7 +220,9 @@ function poolOutcome(plan: MaintenancePlan, pool: NodePool, figuresFor: FiguresF
           severity: 'fatal',
           reason: 'InvalidNodePool',
           nodePool: name,
-          message: `NodePool ${name} (required resource ${NODEPOOLS}) cannot be analysed: ${(err as Error).message}. Fix the NodePool.`,
+          message:
+            `NodePool ${name} (required resource ${NODEPOOLS}) cannot be analysed: ` +
+            `${err instanceof Error ? err.message : shown(err)}. Fix the NodePool.`,
         },
       ],
     };
@@ -235,7 +239,10 @@ function analyseOne(plan: MaintenancePlan, pool: NodePool, figuresFor: FiguresFo
         severity: 'fatal',
         reason: e.reason ?? 'InvalidPolicy',
         nodePool: e.nodePool,
-        message: `MaintenancePlan ${plan.metadata.name}, NodePool ${e.nodePool}: ${e.path}: found ${e.found}; allowed: ${e.allowed}. Fix that field of the plan (the merged settings for this NodePool are not a valid RotationPolicy).`,
+        message:
+          `MaintenancePlan ${plan.metadata.name}, NodePool ${e.nodePool}: ${e.path}: found ${e.found}; ` +
+          `allowed: ${e.allowed}. Fix that field of the plan ` +
+          '(the merged settings for this NodePool are not a valid RotationPolicy).',
       })),
     };
   }
@@ -317,7 +324,8 @@ function readPlan(
     fatal(
       'InvalidPlan',
       null,
-      'The request has no observed composite resource: this function composes a MaintenancePlan XR (see examples/crossplane).',
+      'The request has no observed composite resource: ' +
+        'this function composes a MaintenancePlan XR (see examples/crossplane).',
     );
     return null;
   }
@@ -387,7 +395,7 @@ function readNodePools(
     if (!isObject(obj) || obj.apiVersion !== 'karpenter.sh/v1' || obj.kind !== 'NodePool') {
       bad(
         'apiVersion/kind',
-        isObject(obj) ? `${String(obj.apiVersion)} ${String(obj.kind)}` : obj,
+        isObject(obj) ? { apiVersion: obj.apiVersion ?? null, kind: obj.kind ?? null } : obj,
         'karpenter.sh/v1 NodePool',
       );
       return;

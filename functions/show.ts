@@ -7,9 +7,10 @@ const MAX_SHOWN = 120;
 export function shown(value: unknown): string {
   let text: string;
   try {
-    text = value === undefined ? 'nothing' : (JSON.stringify(value) ?? String(value));
+    // undefined inside JSON.stringify's result type: functions and symbols, which decoded protobuf never holds.
+    text = value === undefined ? 'nothing' : (JSON.stringify(value) ?? typeof value);
   } catch {
-    text = String(value); // bigint, cycles: not in decoded protobuf, but never a crash
+    text = typeof value; // bigint, cycles: not in decoded protobuf, but never a crash
   }
   return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}… (${text.length} characters)` : text;
 }
