@@ -47,12 +47,15 @@ export class CodecError extends Error {
   }
 }
 
-/** Runs fn; a CodecError thrown inside gets `segment` prepended to its path (innermost is added first). */
-function within<T>(segment: string, fn: () => T): T {
+/**
+ * Runs fn; a CodecError thrown inside gets the segment prepended to its path (innermost is added first).
+ * The segment is computed only on failure: this wraps every Struct entry, the hot path of decoding.
+ */
+function within<T>(segment: () => string, fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof CodecError) err.path.unshift(segment);
+    if (err instanceof CodecError) err.path.unshift(segment());
     throw err;
   }
 }
@@ -523,6 +526,12 @@ class Reader {
   /** Skips a field, returning its raw bytes (kept as an unknown field). */
   skip(wire: WireType): Uint8Array {
     const start = this.pos;
+    this.pass(wire);
+    return this.buf.slice(start, this.pos);
+  }
+
+  /** Moves past a field, checking its bounds, without copying it. */
+  pass(wire: WireType): void {
     switch (wire) {
       case WireType.Varint:
         while ((this.buf[this.pos++] as number) >= 0x80) if (this.pos >= this.buf.length) this.fail();
@@ -542,7 +551,6 @@ class Reader {
         throw new CodecError(`wire type ${wire} is not allowed here (groups are not used by these protos)`);
     }
     if (this.pos > this.buf.length) this.fail();
-    return this.buf.slice(start, this.pos);
   }
 }
 
@@ -640,13 +648,18 @@ function readJsonValue(r: Reader, end: number, depth: number): JsonValue {
         const lwire = (lnoTag & 7) as WireType;
         if (lno === 1 && lwire === WireType.LengthDelimited) {
           const itemEnd = delimitedEnd(r);
-          list.push(within(`[${list.length}]`, () => readJsonValue(r, itemEnd, depth + 2)));
+          try {
+            list.push(readJsonValue(r, itemEnd, depth + 2));
+          } catch (err) {
+            if (err instanceof CodecError) err.path.unshift(`[${list.length}]`);
+            throw err;
+          }
           closes(r, itemEnd);
-        } else r.skip(lwire);
+        } else r.pass(lwire);
       }
       closes(r, listEnd);
       value = list;
-    } else r.skip(wire);
+    } else r.pass(wire);
   }
   return value;
 }
@@ -659,7 +672,7 @@ function readStruct(r: Reader, end: number, depth: number, into: JsonObject): Js
     const no = noTag >>> 3;
     const wire = (noTag & 7) as WireType;
     if (no !== 1 || wire !== WireType.LengthDelimited) {
-      r.skip(wire);
+      r.pass(wire);
       continue;
     }
     const entryEnd = delimitedEnd(r);
@@ -672,9 +685,14 @@ function readStruct(r: Reader, end: number, depth: number, into: JsonObject): Js
       if (eno === 1 && ewire === WireType.LengthDelimited) key = r.string();
       else if (eno === 2 && ewire === WireType.LengthDelimited) {
         const valueEnd = delimitedEnd(r);
-        value = within(keySegment(key), () => readJsonValue(r, valueEnd, depth + 1));
+        try {
+          value = readJsonValue(r, valueEnd, depth + 1);
+        } catch (err) {
+          if (err instanceof CodecError) err.path.unshift(keySegment(key));
+          throw err;
+        }
         closes(r, valueEnd);
-      } else r.skip(ewire);
+      } else r.pass(ewire);
     }
     closes(r, entryEnd);
     // A plain assignment of "__proto__" would replace the object's prototype (protobuf-es drops such a key
@@ -697,7 +715,7 @@ function scanStruct(r: Reader, end: number, depth: number): void {
     const noTag = r.tag();
     const wire = (noTag & 7) as WireType;
     if (noTag >>> 3 !== 1 || wire !== WireType.LengthDelimited) {
-      r.skip(wire);
+      r.pass(wire);
       continue;
     }
     const entryEnd = delimitedEnd(r);
@@ -708,7 +726,7 @@ function scanStruct(r: Reader, end: number, depth: number): void {
       const ewire = (enoTag & 7) as WireType;
       if (eno === 1 && ewire === WireType.LengthDelimited) {
         keyStart = r.pos;
-        r.skip(ewire);
+        r.pass(ewire);
       } else if (eno === 2 && ewire === WireType.LengthDelimited) {
         const valueEnd = delimitedEnd(r);
         try {
@@ -719,7 +737,7 @@ function scanStruct(r: Reader, end: number, depth: number): void {
           throw err;
         }
         closes(r, valueEnd);
-      } else r.skip(ewire);
+      } else r.pass(ewire);
     }
     closes(r, entryEnd);
   }
@@ -752,13 +770,18 @@ function scanValue(r: Reader, end: number, depth: number): void {
         const lwire = (lnoTag & 7) as WireType;
         if (lnoTag >>> 3 === 1 && lwire === WireType.LengthDelimited) {
           const itemEnd = delimitedEnd(r);
-          within(`[${i}]`, () => scanValue(r, itemEnd, depth + 2));
+          try {
+            scanValue(r, itemEnd, depth + 2);
+          } catch (err) {
+            if (err instanceof CodecError) err.path.unshift(`[${i}]`);
+            throw err;
+          }
           closes(r, itemEnd);
-        } else r.skip(lwire);
+        } else r.pass(lwire);
       }
       closes(r, listEnd);
     } else if (no === 2 && wire === WireType.Bit64) r.double();
-    else r.skip(wire); // varints (null, bool), strings and unknown fields: skip checks their bounds
+    else r.pass(wire); // varints (null, bool), strings and unknown fields: skip checks their bounds
   }
 }
 
@@ -845,14 +868,20 @@ function readField(r: Reader, field: DescField, wire: WireType, msg: Any, depth:
   switch (field.fieldKind) {
     case 'scalar':
     case 'enum': {
-      const v = within(field.name, () => readScalar(r, field.fieldKind === 'enum' ? ScalarType.INT32 : field.scalar));
+      const v = within(
+        () => field.name,
+        () => readScalar(r, field.fieldKind === 'enum' ? ScalarType.INT32 : field.scalar),
+      );
       if (field.oneof) msg[field.oneof.localName] = { case: field.localName, value: v };
       else msg[field.localName] = v;
       return;
     }
     case 'message': {
       if (!field.oneof && field.message.typeName === STRUCT && msg[field.localName] === undefined) {
-        within(field.name, () => lazyStruct(r, msg, field.localName, depth));
+        within(
+          () => field.name,
+          () => lazyStruct(r, msg, field.localName, depth),
+        );
         return;
       }
       const current = field.oneof
@@ -860,29 +889,38 @@ function readField(r: Reader, field: DescField, wire: WireType, msg: Any, depth:
           ? (msg[field.oneof.localName] as { value: unknown }).value
           : undefined
         : msg[field.localName];
-      const v = within(field.name, () => readMessageValue(r, field.message, depth, current));
+      const v = within(
+        () => field.name,
+        () => readMessageValue(r, field.message, depth, current),
+      );
       if (field.oneof) msg[field.oneof.localName] = { case: field.localName, value: v };
       else msg[field.localName] = v;
       return;
     }
     case 'list': {
       const list = msg[field.localName] as unknown[];
-      within(`${field.name}[${list.length}]`, () => {
-        if (field.listKind === 'message') {
-          list.push(readMessageValue(r, field.message, depth, undefined));
-          return;
-        }
-        const type = field.listKind === 'enum' ? ScalarType.INT32 : field.scalar;
-        if (wire === WireType.LengthDelimited && type !== ScalarType.STRING && type !== ScalarType.BYTES) {
-          const listEnd = delimitedEnd(r);
-          while (r.pos < listEnd) list.push(readScalar(r, type));
-          closes(r, listEnd);
-        } else list.push(readScalar(r, type));
-      });
+      within(
+        () => `${field.name}[${list.length}]`,
+        () => {
+          if (field.listKind === 'message') {
+            list.push(readMessageValue(r, field.message, depth, undefined));
+            return;
+          }
+          const type = field.listKind === 'enum' ? ScalarType.INT32 : field.scalar;
+          if (wire === WireType.LengthDelimited && type !== ScalarType.STRING && type !== ScalarType.BYTES) {
+            const listEnd = delimitedEnd(r);
+            while (r.pos < listEnd) list.push(readScalar(r, type));
+            closes(r, listEnd);
+          } else list.push(readScalar(r, type));
+        },
+      );
       return;
     }
     case 'map':
-      within(field.name, () => readMapEntry(r, field, msg, depth));
+      within(
+        () => field.name,
+        () => readMapEntry(r, field, msg, depth),
+      );
       return;
   }
 }
@@ -898,12 +936,14 @@ function readMapEntry(r: Reader, field: DescField & { fieldKind: 'map' }, msg: A
     const ewire = (enoTag & 7) as WireType;
     if (eno === 1) key = readScalar(r, field.mapKey);
     else if (eno === 2)
-      value = within(keySegment(String(key)), () =>
-        valueType === null
-          ? readMessageValue(r, field.message as DescMessage, depth, undefined)
-          : readScalar(r, valueType),
+      value = within(
+        () => keySegment(String(key)),
+        () =>
+          valueType === null
+            ? readMessageValue(r, field.message as DescMessage, depth, undefined)
+            : readScalar(r, valueType),
       );
-    else r.skip(ewire);
+    else r.pass(ewire);
   }
   closes(r, entryEnd);
   if (value === undefined) {
