@@ -15,7 +15,6 @@ import { spawn } from 'node:child_process';
 import os from 'node:os';
 import { join } from 'node:path';
 import { create, type JsonObject } from '@bufbuild/protobuf';
-import { credentials, makeGenericClientConstructor, type ServiceError } from '@grpc/grpc-js';
 import { decode, encode } from '../functions/codec.js';
 import { scaledPlan } from '../functions/fixtures.js';
 import {
@@ -25,7 +24,7 @@ import {
   type RunFunctionResponse,
 } from '../functions/generated/fn/v1/run_function_pb.js';
 import { planRequest } from '../functions/request.js';
-import { functionRunnerService, MAX_MESSAGE_BYTES } from '../functions/service.js';
+import { rawFunctionClient } from '../functions/client.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const SIZES = [10, 100, 1000];
@@ -35,15 +34,12 @@ const CONCURRENCY = 8;
 const BUDGET_MS = 60_000; // per measurement
 
 async function startServer(): Promise<{ port: number; metricsPort: number; stop: () => Promise<void> }> {
-  const entry = `import { main } from ${JSON.stringify(join(ROOT, 'src', 'cli', 'main.ts'))}; process.exitCode = await main(process.argv.slice(1), { stdout: process.stdout, stderr: process.stderr });`;
   const child = spawn(
     process.execPath,
     [
       '--import',
       'tsx',
-      '--input-type=module',
-      '-e',
-      entry,
+      join(ROOT, 'bench', 'function-main.ts'),
       'function',
       '--insecure',
       '--address',
@@ -51,10 +47,7 @@ async function startServer(): Promise<{ port: number; metricsPort: number; stop:
       '--metrics-address',
       '127.0.0.1:0',
     ],
-    {
-      cwd: ROOT,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
+    { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
@@ -72,36 +65,6 @@ async function startServer(): Promise<{ port: number; metricsPort: number; stop:
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),
-  };
-}
-
-/** RunFunction with bytes in and bytes out: the same path and framing, no client-side (de)serialisation. */
-function rawClient(port: number): { call: (request: Buffer) => Promise<Buffer>; close: () => void } {
-  const identity = (b: Buffer): Buffer => b;
-  const def = {
-    RunFunction: {
-      ...functionRunnerService.RunFunction,
-      requestSerialize: identity,
-      requestDeserialize: identity,
-      responseSerialize: identity,
-      responseDeserialize: identity,
-    },
-  };
-  const Client = makeGenericClientConstructor(def as never, 'FunctionRunnerService');
-  const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure(), {
-    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
-    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
-    'grpc-node.flow_control_window': MAX_MESSAGE_BYTES,
-  });
-  const method = (
-    client as unknown as Record<string, (req: Buffer, cb: (err: ServiceError | null, rsp?: Buffer) => void) => void>
-  ).RunFunction as (req: Buffer, cb: (err: ServiceError | null, rsp?: Buffer) => void) => void;
-  return {
-    call: (request) =>
-      new Promise((resolve, reject) =>
-        method.call(client, request, (err, rsp) => (err ? reject(err) : resolve(rsp as Buffer))),
-      ),
-    close: () => client.close(),
   };
 }
 
@@ -156,7 +119,7 @@ async function latencies(call: (i: number) => Promise<unknown>, count: number): 
 
 async function main(): Promise<void> {
   const server = await startServer();
-  const client = rawClient(server.port);
+  const client = rawFunctionClient(`127.0.0.1:${server.port}`);
   const rows: string[] = [];
   try {
     for (const n of SIZES) {
@@ -180,7 +143,7 @@ async function main(): Promise<void> {
       const edits = Array.from({ length: editCalls }, (_, i) => {
         const spec = structuredClone(xr.spec) as { defaults: { surge?: Record<string, string> } };
         spec.defaults.surge = { retryBackoff: `${31 + i}m` };
-        return bytes(planRequest({ composite: { ...xr, spec } as never, nodePools: pools }));
+        return bytes(planRequest({ composite: { ...xr, spec }, nodePools: pools }));
       });
       check(await client.call(edits[0] as Buffer), n);
 
@@ -204,7 +167,22 @@ async function main(): Promise<void> {
 
       const kib = (b: number): string => (b / 1024).toFixed(0);
       rows.push(
-        `| ${n} | ${kib(steady.length)} | ${kib(firstRsp.length)} | ${ms(quantile(warm, 0.5))} | ${ms(quantile(warm, 0.99))} | ${bucketQuantile(before, after, 0.5)} | ${bucketQuantile(before, after, 0.99)} | ${throughput.toFixed(0)} | ${ms(quantile(cold, 0.5))} | ${ms(quantile(cold, 0.99))} |`,
+        [
+          '',
+          n,
+          kib(steady.length),
+          kib(firstRsp.length),
+          ms(quantile(warm, 0.5)),
+          ms(quantile(warm, 0.99)),
+          bucketQuantile(before, after, 0.5),
+          bucketQuantile(before, after, 0.99),
+          throughput.toFixed(0),
+          ms(quantile(cold, 0.5)),
+          ms(quantile(cold, 0.99)),
+          '',
+        ]
+          .join(' | ')
+          .trim(),
       );
     }
   } finally {
@@ -212,10 +190,14 @@ async function main(): Promise<void> {
     await server.stop();
   }
   console.log(
-    `Node ${process.version}, ${os.cpus().length} CPUs, load average ${os.loadavg()[0]?.toFixed(1)} at the end; steady: same request repeated (p50/p99 sequential, throughput with ${CONCURRENCY} calls in flight); handler: the server's own time per call from its histogram (bucket bounds); plan edit: a different plan every call\n`,
+    `Node ${process.version}, ${os.cpus().length} CPUs, load average ${os.loadavg()[0]?.toFixed(1)} at the end; ` +
+      `steady: same request repeated (p50/p99 sequential, throughput with ${CONCURRENCY} calls in flight); ` +
+      "handler: the server's own time per call from its histogram (bucket bounds); " +
+      'plan edit: a different plan every call\n',
   );
   console.log(
-    '| NodePools | request KiB | response KiB | steady p50 ms | steady p99 ms | handler p50 ms | handler p99 ms | steady calls/s | plan edit p50 ms | plan edit p99 ms |',
+    '| NodePools | request KiB | response KiB | steady p50 ms | steady p99 ms | handler p50 ms | handler p99 ms | ' +
+      'steady calls/s | plan edit p50 ms | plan edit p99 ms |',
   );
   console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) console.log(row);

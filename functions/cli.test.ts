@@ -1,5 +1,6 @@
 // `noderotation render` and `noderotation function`: exit codes, flags, credentials, and a real process
 // stopped by SIGTERM.
+import { createServer, type AddressInfo } from 'node:net';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -56,11 +57,12 @@ describe('noderotation render', () => {
     expect(r.code).toBe(1);
     expect(r.out).toBe('');
     expect(r.err).toContain(
-      'FATAL NonPositiveAgeThreshold: NodePool general (RotationPolicy platform-general): spec.defaults.ageThreshold: expireAfter 3d',
+      'FATAL NonPositiveAgeThreshold: NodePool general (RotationPolicy platform-general): ' +
+        'spec.defaults.ageThreshold: expireAfter 3d',
     );
   });
 
-  it('exits 2 on invalid input (schema errors name file, document and field) and on merged settings that are no policy', async () => {
+  it('exits 2 on invalid input (errors name file, document, field) and on merged settings not a policy', async () => {
     const tz = await cli(
       ['render', '-f', '-'],
       PLAN('{maintenanceWindows: [{timezone: Mars/Base, days: [Sat], start: "02:00", end: "06:00"}]}'),
@@ -94,6 +96,88 @@ describe('noderotation function', () => {
     const r = await cli(['function', '--address', '127.0.0.1:0', '--metrics-address', '']);
     expect(r.code).toBe(2);
     expect(r.err).toContain('no TLS certificates: pass --tls-certs-dir DIR (or set TLS_SERVER_CERTS_DIR)');
+  });
+
+  it.each([
+    {
+      reason: 'a metrics address that is no host:port',
+      args: ['--metrics-address', 'nope'],
+      message: /--metrics-address: "nope" is not host:port/,
+    },
+    {
+      reason: 'a gRPC address that is no host:port',
+      args: ['--address', '9443'],
+      message: /--address: "9443" is not host:port/,
+    },
+    { reason: 'a port beyond 65535', args: ['--metrics-address', ':70000'], message: /port 0–65535/ },
+  ])('an unusable flag ($reason): exit 2 and a message naming it, nothing bound', async ({ args, message }) => {
+    const r = await cli(['function', '--insecure', '--address', '127.0.0.1:0', ...args]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(message);
+  });
+
+  it.each([
+    { reason: 'the gRPC port in use', flags: (port: number) => ['--address', `127.0.0.1:${port}`] },
+    {
+      reason: 'the metrics port in use (the gRPC port bound first is released)',
+      flags: (port: number) => ['--address', '127.0.0.1:0', '--metrics-address', `127.0.0.1:${port}`],
+    },
+  ])('$reason: exit 2, a clear message, and every port freed', async ({ flags }) => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as AddressInfo).port;
+    let err = '';
+    const io = {
+      stdout: { write: () => true },
+      stderr: { write: (t: string) => (err += t) },
+      now: Date.now,
+      readStdin: () => '',
+    };
+    const code = await runFunctionCommand(['--insecure', '--metrics-address', '', ...flags(port)], io, {
+      stopSignal: new Promise(() => {}),
+    });
+    await new Promise<void>((resolve) => blocker.close(() => resolve()));
+    expect(code).toBe(2);
+    expect(err).toMatch(/cannot start: .*(EADDRINUSE|address already in use|No address added)/i);
+    // Nothing stays bound: the port can be taken again at once (the gRPC port too, had one been bound).
+    const again = createServer();
+    await new Promise<void>((resolve, reject) => again.once('error', reject).listen(port, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => again.close(() => resolve()));
+  });
+
+  it('a real process with an unusable flag exits 2 by itself (no port left serving, no signal needed)', async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        `import { main } from ${JSON.stringify(join(ROOT, 'src', 'cli', 'main.ts'))}; ` +
+          'process.exitCode = await main(process.argv.slice(1), { stdout: process.stdout, stderr: process.stderr });',
+        'function',
+        '--insecure',
+        '--address',
+        '127.0.0.1:0',
+        '--metrics-address',
+        'nope',
+      ],
+      { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const exited = await new Promise<number | null>((resolve) => {
+      // A bound on the wait, not a timing assertion: a process left serving would never exit.
+      const kill = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      child.on('exit', (c) => {
+        clearTimeout(kill);
+        resolve(c);
+      });
+    });
+    expect({ exited, err: err.split('\n')[0] }).toEqual({
+      exited: 2,
+      err: expect.stringContaining('--metrics-address: "nope" is not host:port') as unknown,
+    });
   });
 
   it('reads the certificate directory from TLS_SERVER_CERTS_DIR when --tls-certs-dir is not given', async () => {
@@ -145,7 +229,9 @@ describe('noderotation function', () => {
   });
 
   it('a real process: starts from the CLI, answers, and exits 0 on SIGTERM', async () => {
-    const entry = `import { main } from ${JSON.stringify(join(ROOT, 'src', 'cli', 'main.ts'))}; process.exitCode = await main(process.argv.slice(1), { stdout: process.stdout, stderr: process.stderr });`;
+    const entry =
+      `import { main } from ${JSON.stringify(join(ROOT, 'src', 'cli', 'main.ts'))}; ` +
+      'process.exitCode = await main(process.argv.slice(1), { stdout: process.stdout, stderr: process.stderr });';
     const child = spawn(
       process.execPath,
       [

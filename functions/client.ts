@@ -6,6 +6,7 @@ import {
   Metadata,
   type ChannelCredentials,
   type Client,
+  type ServiceDefinition,
   type ServiceError,
 } from '@grpc/grpc-js';
 import type { RunFunctionRequest, RunFunctionResponse } from './generated/fn/v1/run_function_pb.js';
@@ -70,5 +71,43 @@ export function functionClient(
       runner.close();
       health.close();
     },
+  };
+}
+
+export interface RawFunctionClient {
+  /** RunFunction with bytes in and bytes out: the same path and framing, no (de)serialisation here. */
+  call(request: Uint8Array, deadlineMs?: number): Promise<Buffer>;
+  close(): void;
+}
+
+/**
+ * A RunFunction client that sends bytes as given: for malformed requests in tests and for the benchmark,
+ * which times the function and not this client's protobuf work. Up to twice the message limit can be
+ * sent, so that oversized requests reach the server.
+ */
+export function rawFunctionClient(
+  target: string,
+  creds: ChannelCredentials = grpcCredentials.createInsecure(),
+): RawFunctionClient {
+  const identity = (b: Buffer): Buffer => b;
+  const def = {
+    RunFunction: {
+      ...(functionRunnerService.RunFunction as ServiceDefinition[string]),
+      requestSerialize: identity,
+      requestDeserialize: identity,
+      responseSerialize: identity,
+      responseDeserialize: identity,
+    },
+  };
+  const RawClient = makeGenericClientConstructor(def, 'FunctionRunnerService');
+  const client = new RawClient(target, creds, {
+    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+    'grpc.max_send_message_length': 4 * MAX_MESSAGE_BYTES,
+    'grpc-node.flow_control_window': MAX_MESSAGE_BYTES,
+  });
+  return {
+    call: (request, deadlineMs = 30_000) =>
+      call<Buffer, Buffer>(client, 'RunFunction', Buffer.from(request), deadlineMs),
+    close: () => client.close(),
   };
 }

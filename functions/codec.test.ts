@@ -3,7 +3,7 @@
 import { create, fromBinary, toBinary, type DescMessage, type JsonObject, type Message } from '@bufbuild/protobuf';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decode, encode, freezeStruct } from './codec.js';
+import { CodecError, decode, encode, freezeStruct } from './codec.js';
 import { nodePool, planXr, scaledPlan, TOKYO_WED_SAT, WORKED_EXAMPLE } from './fixtures.js';
 import {
   Capability,
@@ -63,7 +63,7 @@ describe('codec: encode = toBinary, decode = fromBinary', () => {
     same(RunFunctionResponseSchema, run(req, env));
   });
 
-  it('every field kind the protos use: packed enums, bytes maps, oneofs, optionals, int64 durations, unknown fields', () => {
+  it('every field kind the protos use: packed enums, bytes maps, oneofs, optionals, int64, unknown fields', () => {
     const req = create(RunFunctionRequestSchema, {
       meta: {
         tag: 'x',
@@ -181,13 +181,25 @@ describe('codec: encode = toBinary, decode = fromBinary', () => {
     });
   });
 
-  it('rejects nesting beyond 100 levels instead of overflowing the stack', () => {
+  it('rejects nesting beyond 100 levels when the message is decoded, naming the field, not on first access', () => {
     let deep: JsonObject = {};
     for (let i = 0; i < 150; i++) deep = { d: deep };
     const bytes = toBinary(RunFunctionRequestSchema, create(RunFunctionRequestSchema, { context: deep }));
-    // Struct fields decode on first access (codec.ts lazyStruct): the limit applies there.
-    expect(
-      () => decode<ReturnType<typeof create<typeof RunFunctionRequestSchema>>>(RunFunctionRequestSchema, bytes).context,
-    ).toThrow(/maximum recursion depth/);
+    let caught: unknown;
+    try {
+      decode(RunFunctionRequestSchema, bytes);
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(CodecError);
+    expect((caught as CodecError).describe()).toMatch(/^context\["d"\]\["d"\].*: nesting deeper than 100 levels/);
+    // Each JSON object level is two messages (Struct, Value): 50 levels of objects fit, 51 do not.
+    const nested = (levels: number): Uint8Array => {
+      let v: JsonObject = {};
+      for (let i = 1; i < levels; i++) v = { d: v };
+      return toBinary(RunFunctionRequestSchema, create(RunFunctionRequestSchema, { context: v }));
+    };
+    expect(() => decode(RunFunctionRequestSchema, nested(50))).not.toThrow();
+    expect(() => decode(RunFunctionRequestSchema, nested(51))).toThrow(CodecError);
   });
 });

@@ -19,6 +19,7 @@ import {
   type Message,
 } from '@bufbuild/protobuf';
 import { WireType } from '@bufbuild/protobuf/wire';
+import { FeatureSet_FieldPresence } from '@bufbuild/protobuf/wkt';
 
 const STRUCT = 'google.protobuf.Struct';
 /** protobuf-es's default recursion limit: deeper input is rejected, not a stack overflow. */
@@ -26,6 +27,38 @@ const MAX_DEPTH = 100;
 const utf8 = new TextEncoder();
 
 type Any = Record<string, unknown>;
+
+/**
+ * Bytes that are not a valid message of the expected type. `path` names the field where decoding failed
+ * (outermost first, e.g. observed.composite.resource["spec"]), so the caller can tell the sender what to fix.
+ */
+export class CodecError extends Error {
+  readonly path: string[] = [];
+  constructor(readonly problem: string) {
+    super(problem);
+  }
+
+  /** "<path>: <problem>", the path in the message's own field names (proto names; Struct keys in brackets). */
+  describe(): string {
+    // A path through 50 nested objects is shortened to its two ends.
+    const parts = this.path.length > 12 ? [...this.path.slice(0, 6), '…', ...this.path.slice(-3)] : this.path;
+    const path = parts.map((p, i) => (p.startsWith('[') || p === '…' || i === 0 ? p : `.${p}`)).join('');
+    return path === '' ? this.problem : `${path}: ${this.problem}`;
+  }
+}
+
+/**
+ * Runs fn; a CodecError thrown inside gets the segment prepended to its path (innermost is added first).
+ * The segment is computed only on failure: this wraps every Struct entry, the hot path of decoding.
+ */
+function within<T>(segment: () => string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof CodecError) err.path.unshift(segment());
+    throw err;
+  }
+}
 
 class Writer {
   buf: Uint8Array;
@@ -176,7 +209,7 @@ function isSet(field: DescField, msg: Any): boolean {
     case 'message':
       return v !== undefined;
     default:
-      if (field.presence !== 2 /* IMPLICIT */) return v !== undefined;
+      if (field.presence !== FeatureSet_FieldPresence.IMPLICIT) return v !== undefined;
       return !(
         v === 0 ||
         v === '' ||
@@ -387,7 +420,7 @@ const sizeHints = new WeakMap<DescMessage, number>();
 /** Same bytes as protobuf-es toBinary(desc, message). */
 export function encode<T extends Message>(desc: DescMessage, message: T): Uint8Array {
   const w = new Writer(sizeHints.get(desc) ?? 256);
-  writeMessage(w, desc, message as unknown as Any);
+  writeMessage(w, desc, message);
   sizeHints.set(desc, Math.max(256, Math.ceil(w.pos * 1.1)));
   return w.finish();
 }
@@ -405,7 +438,7 @@ class Reader {
   }
 
   private fail(): never {
-    throw new Error('codec: premature end of input');
+    throw new CodecError('premature end of input (the message is cut short or a length is wrong)');
   }
 
   uint32(): number {
@@ -429,7 +462,7 @@ class Reader {
   /** A field tag; field number 0 is illegal (as protobuf-es and every other decoder say). */
   tag(): number {
     const t = this.uint32();
-    if (t >>> 3 === 0) throw new Error(`codec: illegal tag: field no 0 wire type ${t & 7}`);
+    if (t >>> 3 === 0) throw new CodecError(`illegal tag: field number 0 (wire type ${t & 7})`);
     return t;
   }
 
@@ -493,6 +526,12 @@ class Reader {
   /** Skips a field, returning its raw bytes (kept as an unknown field). */
   skip(wire: WireType): Uint8Array {
     const start = this.pos;
+    this.pass(wire);
+    return this.buf.slice(start, this.pos);
+  }
+
+  /** Moves past a field, checking its bounds, without copying it. */
+  pass(wire: WireType): void {
     switch (wire) {
       case WireType.Varint:
         while ((this.buf[this.pos++] as number) >= 0x80) if (this.pos >= this.buf.length) this.fail();
@@ -509,10 +548,9 @@ class Reader {
         break;
       }
       default:
-        throw new Error(`codec: unsupported wire type ${wire} (groups are not used by these protos)`);
+        throw new CodecError(`wire type ${wire} is not allowed here (groups are not used by these protos)`);
     }
     if (this.pos > this.buf.length) this.fail();
-    return this.buf.slice(start, this.pos);
   }
 }
 
@@ -564,8 +602,28 @@ const scalarDefault = (type: ScalarType): unknown =>
           ? protoInt64.zero
           : 0;
 
+const tooDeep = (): CodecError =>
+  new CodecError(`nesting deeper than ${MAX_DEPTH} levels (the limit protobuf-es and this function apply)`);
+
+/** Reads a length prefix; the end it gives must lie within the bytes. */
+function delimitedEnd(r: Reader): number {
+  const len = r.uint32();
+  const end = r.pos + len;
+  if (end > r.buf.length)
+    throw new CodecError('premature end of input (the message is cut short or a length is wrong)');
+  return end;
+}
+
+/** A nested message must end exactly where its length prefix said; a field running past it is malformed. */
+function closes(r: Reader, end: number): void {
+  if (r.pos !== end) throw new CodecError('a field runs past the end of its enclosing message');
+}
+
+/** `[“key”]`, the path segment of a Struct entry (keys can hold any character, hence JSON quoting). */
+const keySegment = (key: string): string => `[${JSON.stringify(key.length > 64 ? `${key.slice(0, 64)}…` : key)}]`;
+
 function readJsonValue(r: Reader, end: number, depth: number): JsonValue {
-  if (depth > MAX_DEPTH) throw new Error(`codec: maximum recursion depth of ${MAX_DEPTH} reached`);
+  if (depth > MAX_DEPTH) throw tooDeep();
   let value: JsonValue = null; // a Value with no kind reads as null, as in protobuf-es
   while (r.pos < end) {
     const noTag = r.tag();
@@ -578,40 +636,46 @@ function readJsonValue(r: Reader, end: number, depth: number): JsonValue {
     else if (no === 3 && wire === WireType.LengthDelimited) value = r.string();
     else if (no === 4 && wire === WireType.Varint) value = r.uint32() !== 0;
     else if (no === 5 && wire === WireType.LengthDelimited) {
-      const len = r.uint32();
-      value = readStruct(r, r.pos + len, depth + 1, {});
+      const structEnd = delimitedEnd(r);
+      value = readStruct(r, structEnd, depth + 1, {});
+      closes(r, structEnd);
     } else if (no === 6 && wire === WireType.LengthDelimited) {
-      const len = r.uint32();
-      const listEnd = r.pos + len;
+      const listEnd = delimitedEnd(r);
       const list: JsonValue[] = [];
       while (r.pos < listEnd) {
         const lnoTag = r.tag();
         const lno = lnoTag >>> 3;
         const lwire = (lnoTag & 7) as WireType;
         if (lno === 1 && lwire === WireType.LengthDelimited) {
-          const l = r.uint32();
-          list.push(readJsonValue(r, r.pos + l, depth + 2));
-        } else r.skip(lwire);
+          const itemEnd = delimitedEnd(r);
+          try {
+            list.push(readJsonValue(r, itemEnd, depth + 2));
+          } catch (err) {
+            if (err instanceof CodecError) err.path.unshift(`[${list.length}]`);
+            throw err;
+          }
+          closes(r, itemEnd);
+        } else r.pass(lwire);
       }
+      closes(r, listEnd);
       value = list;
-    } else r.skip(wire);
+    } else r.pass(wire);
   }
   return value;
 }
 
 /** Merges into `into` (a repeated Struct field merges, like any message). */
 function readStruct(r: Reader, end: number, depth: number, into: JsonObject): JsonObject {
-  if (depth > MAX_DEPTH) throw new Error(`codec: maximum recursion depth of ${MAX_DEPTH} reached`);
+  if (depth > MAX_DEPTH) throw tooDeep();
   while (r.pos < end) {
     const noTag = r.tag();
     const no = noTag >>> 3;
     const wire = (noTag & 7) as WireType;
     if (no !== 1 || wire !== WireType.LengthDelimited) {
-      r.skip(wire);
+      r.pass(wire);
       continue;
     }
-    const entryLen = r.uint32();
-    const entryEnd = r.pos + entryLen;
+    const entryEnd = delimitedEnd(r);
     let key = '';
     let value: JsonValue = null;
     while (r.pos < entryEnd) {
@@ -620,10 +684,17 @@ function readStruct(r: Reader, end: number, depth: number, into: JsonObject): Js
       const ewire = (enoTag & 7) as WireType;
       if (eno === 1 && ewire === WireType.LengthDelimited) key = r.string();
       else if (eno === 2 && ewire === WireType.LengthDelimited) {
-        const len = r.uint32();
-        value = readJsonValue(r, r.pos + len, depth + 1);
-      } else r.skip(ewire);
+        const valueEnd = delimitedEnd(r);
+        try {
+          value = readJsonValue(r, valueEnd, depth + 1);
+        } catch (err) {
+          if (err instanceof CodecError) err.path.unshift(keySegment(key));
+          throw err;
+        }
+        closes(r, valueEnd);
+      } else r.pass(ewire);
     }
+    closes(r, entryEnd);
     // A plain assignment of "__proto__" would replace the object's prototype (protobuf-es drops such a key
     // that way); JSON allows the key, so keep it as ordinary data.
     if (key === '__proto__')
@@ -634,16 +705,97 @@ function readStruct(r: Reader, end: number, depth: number, into: JsonObject): Js
 }
 
 /**
+ * Checks a Struct's wire format without building it, with readStruct's depth accounting: tags, lengths and
+ * nesting. A lazily decoded Struct is scanned when its message is decoded, so reading it later cannot fail:
+ * malformed bytes are refused up front, as a whole request, never half-way through handling it.
+ */
+function scanStruct(r: Reader, end: number, depth: number): void {
+  if (depth > MAX_DEPTH) throw tooDeep();
+  while (r.pos < end) {
+    const noTag = r.tag();
+    const wire = (noTag & 7) as WireType;
+    if (noTag >>> 3 !== 1 || wire !== WireType.LengthDelimited) {
+      r.pass(wire);
+      continue;
+    }
+    const entryEnd = delimitedEnd(r);
+    let keyStart = -1;
+    while (r.pos < entryEnd) {
+      const enoTag = r.tag();
+      const eno = enoTag >>> 3;
+      const ewire = (enoTag & 7) as WireType;
+      if (eno === 1 && ewire === WireType.LengthDelimited) {
+        keyStart = r.pos;
+        r.pass(ewire);
+      } else if (eno === 2 && ewire === WireType.LengthDelimited) {
+        const valueEnd = delimitedEnd(r);
+        try {
+          scanValue(r, valueEnd, depth + 1);
+        } catch (err) {
+          // The key is decoded only to name the field in the error.
+          if (err instanceof CodecError) err.path.unshift(keySegment(keyAt(r, keyStart)));
+          throw err;
+        }
+        closes(r, valueEnd);
+      } else r.pass(ewire);
+    }
+    closes(r, entryEnd);
+  }
+}
+
+function keyAt(r: Reader, start: number): string {
+  if (start < 0) return '';
+  const at = r.pos;
+  r.pos = start;
+  const key = r.string();
+  r.pos = at;
+  return key;
+}
+
+/** scanStruct's counterpart for google.protobuf.Value, with readJsonValue's depth accounting. */
+function scanValue(r: Reader, end: number, depth: number): void {
+  if (depth > MAX_DEPTH) throw tooDeep();
+  while (r.pos < end) {
+    const noTag = r.tag();
+    const no = noTag >>> 3;
+    const wire = (noTag & 7) as WireType;
+    if (no === 5 && wire === WireType.LengthDelimited) {
+      const structEnd = delimitedEnd(r);
+      scanStruct(r, structEnd, depth + 1);
+      closes(r, structEnd);
+    } else if (no === 6 && wire === WireType.LengthDelimited) {
+      const listEnd = delimitedEnd(r);
+      for (let i = 0; r.pos < listEnd; i++) {
+        const lnoTag = r.tag();
+        const lwire = (lnoTag & 7) as WireType;
+        if (lnoTag >>> 3 === 1 && lwire === WireType.LengthDelimited) {
+          const itemEnd = delimitedEnd(r);
+          try {
+            scanValue(r, itemEnd, depth + 2);
+          } catch (err) {
+            if (err instanceof CodecError) err.path.unshift(`[${i}]`);
+            throw err;
+          }
+          closes(r, itemEnd);
+        } else r.pass(lwire);
+      }
+      closes(r, listEnd);
+    } else if (no === 2 && wire === WireType.Bit64) r.double();
+    else r.pass(wire); // varints (null, bool), strings and unknown fields: skip checks their bounds
+  }
+}
+
+/**
  * A singular Struct field decoded on first access. Crossplane sends every composed resource it observes;
  * the function reads none of them, so their JSON is never built. Reading the property (as toBinary, equals
- * or any caller does) decodes it once and makes it an ordinary data property.
+ * or any caller does) decodes it once and makes it an ordinary data property. The bytes are scanned now,
+ * so that first access cannot throw.
  */
 function lazyStruct(r: Reader, msg: Any, name: string, depth: number): void {
-  const len = r.uint32();
+  const end = delimitedEnd(r);
   const start = r.pos;
-  const end = start + len;
-  if (end > r.buf.length) throw new Error('codec: premature end of input');
-  r.pos = end;
+  scanStruct(r, end, depth + 1);
+  closes(r, end);
   const bytes = r.buf.subarray(start, end);
   const settle = (value: unknown): void => {
     Object.defineProperty(msg, name, { value, writable: true, enumerable: true, configurable: true });
@@ -661,15 +813,18 @@ function lazyStruct(r: Reader, msg: Any, name: string, depth: number): void {
 }
 
 function readMessageValue(r: Reader, desc: DescMessage, depth: number, existing: unknown): unknown {
-  const len = r.uint32();
-  const end = r.pos + len;
-  if (desc.typeName === STRUCT) return readStruct(r, end, depth + 1, (existing as JsonObject | undefined) ?? {});
-  return readMessage(r, desc, end, depth + 1, existing as Any | undefined);
+  const end = delimitedEnd(r);
+  const value =
+    desc.typeName === STRUCT
+      ? readStruct(r, end, depth + 1, (existing as JsonObject | undefined) ?? {})
+      : readMessage(r, desc, end, depth + 1, existing as Any | undefined);
+  closes(r, end);
+  return value;
 }
 
 function readMessage(r: Reader, desc: DescMessage, end: number, depth: number, into?: Any): Any {
-  if (depth > MAX_DEPTH) throw new Error(`codec: maximum recursion depth of ${MAX_DEPTH} reached`);
-  const msg = into ?? (create(desc) as unknown as Any);
+  if (depth > MAX_DEPTH) throw tooDeep();
+  const msg = into ?? create(desc);
   const fields = fieldMap(desc);
   while (r.pos < end) {
     const noTag = r.tag();
@@ -681,78 +836,128 @@ function readMessage(r: Reader, desc: DescMessage, end: number, depth: number, i
       ((msg.$unknown ??= []) as unknown[]).push({ no, wireType: wire, data });
       continue;
     }
-    switch (field.fieldKind) {
-      case 'scalar':
-      case 'enum': {
-        const v = readScalar(r, field.fieldKind === 'enum' ? ScalarType.INT32 : field.scalar);
-        if (field.oneof) msg[field.oneof.localName] = { case: field.localName, value: v };
-        else msg[field.localName] = v;
-        break;
-      }
-      case 'message': {
-        if (!field.oneof && field.message.typeName === STRUCT && msg[field.localName] === undefined) {
-          lazyStruct(r, msg, field.localName, depth);
-          break;
-        }
-        const current = field.oneof
-          ? (msg[field.oneof.localName] as { case?: string; value?: unknown }).case === field.localName
-            ? (msg[field.oneof.localName] as { value: unknown }).value
-            : undefined
-          : msg[field.localName];
-        const v = readMessageValue(r, field.message, depth, current);
-        if (field.oneof) msg[field.oneof.localName] = { case: field.localName, value: v };
-        else msg[field.localName] = v;
-        break;
-      }
-      case 'list': {
-        const list = msg[field.localName] as unknown[];
-        if (field.listKind === 'message') list.push(readMessageValue(r, field.message, depth, undefined));
-        else {
-          const type = field.listKind === 'enum' ? ScalarType.INT32 : field.scalar;
-          if (wire === WireType.LengthDelimited && type !== ScalarType.STRING && type !== ScalarType.BYTES) {
-            const listLen = r.uint32();
-            const listEnd = r.pos + listLen;
-            while (r.pos < listEnd) list.push(readScalar(r, type));
-          } else list.push(readScalar(r, type));
-        }
-        break;
-      }
-      case 'map': {
-        const entryLen = r.uint32();
-        const entryEnd = r.pos + entryLen;
-        const valueType =
-          field.mapKind === 'enum' ? ScalarType.INT32 : field.mapKind === 'scalar' ? field.scalar : null;
-        let key: unknown = scalarDefault(field.mapKey);
-        let value: unknown;
-        while (r.pos < entryEnd) {
-          const enoTag = r.tag();
-          const eno = enoTag >>> 3;
-          const ewire = (enoTag & 7) as WireType;
-          if (eno === 1) key = readScalar(r, field.mapKey);
-          else if (eno === 2)
-            value =
-              valueType === null
-                ? readMessageValue(r, field.message as DescMessage, depth, undefined)
-                : readScalar(r, valueType);
-          else r.skip(ewire);
-        }
-        if (value === undefined) {
-          value =
-            valueType !== null
-              ? scalarDefault(valueType)
-              : field.message?.typeName === STRUCT
-                ? {}
-                : create(field.message as DescMessage);
-        }
-        (msg[field.localName] as Any)[String(key)] = value;
-        break;
-      }
+    const expected = expectedWire(field, wire);
+    if (wire !== expected) {
+      const err = new CodecError(`wire type ${WireType[wire] ?? wire}, but the field is ${WireType[expected]}`);
+      err.path.push(field.name);
+      throw err;
     }
+    readField(r, field, wire, msg, depth);
   }
   return msg;
 }
 
-/** Same message as protobuf-es fromBinary(desc, bytes). */
+/** The wire type a field must arrive in; a packed or unpacked repeated scalar may use either form. */
+function expectedWire(field: DescField, wire: WireType): WireType {
+  switch (field.fieldKind) {
+    case 'scalar':
+      return wireOf(field.scalar);
+    case 'enum':
+      return WireType.Varint;
+    case 'list': {
+      if (field.listKind === 'message') return WireType.LengthDelimited;
+      const single = field.listKind === 'enum' ? WireType.Varint : wireOf(field.scalar);
+      return wire === WireType.LengthDelimited ? WireType.LengthDelimited : single;
+    }
+    default:
+      return WireType.LengthDelimited;
+  }
+}
+
+function readField(r: Reader, field: DescField, wire: WireType, msg: Any, depth: number): void {
+  switch (field.fieldKind) {
+    case 'scalar':
+    case 'enum': {
+      const v = within(
+        () => field.name,
+        () => readScalar(r, field.fieldKind === 'enum' ? ScalarType.INT32 : field.scalar),
+      );
+      if (field.oneof) msg[field.oneof.localName] = { case: field.localName, value: v };
+      else msg[field.localName] = v;
+      return;
+    }
+    case 'message': {
+      if (!field.oneof && field.message.typeName === STRUCT && msg[field.localName] === undefined) {
+        within(
+          () => field.name,
+          () => lazyStruct(r, msg, field.localName, depth),
+        );
+        return;
+      }
+      const current = field.oneof
+        ? (msg[field.oneof.localName] as { case?: string; value?: unknown }).case === field.localName
+          ? (msg[field.oneof.localName] as { value: unknown }).value
+          : undefined
+        : msg[field.localName];
+      const v = within(
+        () => field.name,
+        () => readMessageValue(r, field.message, depth, current),
+      );
+      if (field.oneof) msg[field.oneof.localName] = { case: field.localName, value: v };
+      else msg[field.localName] = v;
+      return;
+    }
+    case 'list': {
+      const list = msg[field.localName] as unknown[];
+      within(
+        () => `${field.name}[${list.length}]`,
+        () => {
+          if (field.listKind === 'message') {
+            list.push(readMessageValue(r, field.message, depth, undefined));
+            return;
+          }
+          const type = field.listKind === 'enum' ? ScalarType.INT32 : field.scalar;
+          if (wire === WireType.LengthDelimited && type !== ScalarType.STRING && type !== ScalarType.BYTES) {
+            const listEnd = delimitedEnd(r);
+            while (r.pos < listEnd) list.push(readScalar(r, type));
+            closes(r, listEnd);
+          } else list.push(readScalar(r, type));
+        },
+      );
+      return;
+    }
+    case 'map':
+      within(
+        () => field.name,
+        () => readMapEntry(r, field, msg, depth),
+      );
+      return;
+  }
+}
+
+function readMapEntry(r: Reader, field: DescField & { fieldKind: 'map' }, msg: Any, depth: number): void {
+  const entryEnd = delimitedEnd(r);
+  const valueType = field.mapKind === 'enum' ? ScalarType.INT32 : field.mapKind === 'scalar' ? field.scalar : null;
+  let key: unknown = scalarDefault(field.mapKey);
+  let value: unknown;
+  while (r.pos < entryEnd) {
+    const enoTag = r.tag();
+    const eno = enoTag >>> 3;
+    const ewire = (enoTag & 7) as WireType;
+    if (eno === 1) key = readScalar(r, field.mapKey);
+    else if (eno === 2)
+      value = within(
+        () => keySegment(String(key)),
+        () =>
+          valueType === null
+            ? readMessageValue(r, field.message as DescMessage, depth, undefined)
+            : readScalar(r, valueType),
+      );
+    else r.pass(ewire);
+  }
+  closes(r, entryEnd);
+  if (value === undefined) {
+    value =
+      valueType !== null
+        ? scalarDefault(valueType)
+        : field.message?.typeName === STRUCT
+          ? {}
+          : create(field.message as DescMessage);
+  }
+  (msg[field.localName] as Any)[String(key)] = value;
+}
+
+/** Same message as protobuf-es fromBinary(desc, bytes); malformed bytes throw a CodecError naming the field. */
 export function decode<T extends Message>(desc: DescMessage, bytes: Uint8Array): T {
   const r = new Reader(bytes);
   return readMessage(r, desc, bytes.length, 0) as unknown as T;

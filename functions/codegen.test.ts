@@ -4,9 +4,19 @@ import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { readSchemaFiles } from '../scripts/generate-io.js';
+import type { JsonSchema } from '../src/schema-tools/deref.js';
 import { structuralProblems } from '../src/schema-tools/transform.js';
 import { generatePackageFiles, generateProtoCode, ROOT, XRD_PATH } from './codegen.js';
 import { RunFunctionRequestSchema, RunFunctionResponseSchema } from './generated/fn/v1/run_function_pb.js';
+
+/** The parts of the generated XRD the test reads. */
+interface SchemaNode {
+  properties: Record<string, SchemaNode>;
+  items: SchemaNode;
+}
+interface Xrd {
+  spec: { versions: { schema: { openAPIV3Schema: SchemaNode & JsonSchema } }[] };
+}
 
 const proto = generateProtoCode();
 const pkg = generatePackageFiles(readSchemaFiles());
@@ -66,19 +76,20 @@ describe('generated function files', () => {
     expect(RunFunctionRequestSchema.typeName).toBe('apiextensions.fn.proto.v1.RunFunctionRequest');
   });
 
-  it('the XRD is apiextensions.crossplane.io/v2, cluster-scoped, structural, without spec defaults or Crossplane-owned fields', () => {
-    const xrd = parse(pkg.get(XRD_PATH) as string);
+  it('the XRD: crossplane.io/v2, cluster-scoped, structural, no spec defaults or Crossplane-owned fields', () => {
+    const xrd = parse(pkg.get(XRD_PATH) as string) as Xrd;
     expect(xrd).toMatchObject({
       apiVersion: 'apiextensions.crossplane.io/v2',
       kind: 'CompositeResourceDefinition',
       spec: { scope: 'Cluster', group: 'noderotation.io', names: { kind: 'MaintenancePlan' } },
     });
-    const schema = xrd.spec.versions[0].schema.openAPIV3Schema;
+    const schema = (xrd.spec.versions[0] as Xrd['spec']['versions'][number]).schema.openAPIV3Schema;
     expect(structuralProblems(schema)).toEqual([]);
     expect(Object.keys(schema.properties)).toEqual(['spec', 'status']);
     expect(JSON.stringify(schema.properties.spec)).not.toContain('"default"');
-    expect(schema.properties.status.properties.conditions).toBeUndefined();
-    expect(Object.keys(schema.properties.status.properties.nodePools.items.properties)).toContain(
+    const status = schema.properties.status as SchemaNode;
+    expect(status.properties.conditions).toBeUndefined();
+    expect(Object.keys((status.properties.nodePools as SchemaNode).items.properties)).toContain(
       'capacityPerOccurrence',
     );
   });

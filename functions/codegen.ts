@@ -122,7 +122,8 @@ export function inputCrd(): string {
             openAPIV3Schema: {
               type: 'object',
               description:
-                'The input of a function-noderotation pipeline step. Optional: without it every field takes its default.',
+                'The input of a function-noderotation pipeline step. ' +
+                'Optional: without it every field takes its default.',
               properties: {
                 apiVersion: { type: 'string' },
                 kind: { type: 'string' },

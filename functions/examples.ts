@@ -1,6 +1,6 @@
 // The Crossplane examples (examples/crossplane/) as the tests and docs use them: where they are, the
-// calendar the expected output was rendered with, and where the real Crossplane CLI is cached.
-import { homedir } from 'node:os';
+// calendar the expected output was rendered with, and the `crossplane render` arguments (the CLI itself is
+// built by test/e2e/cluster/cluster.sh and found through the cluster's env file).
 import { join } from 'node:path';
 export const EXAMPLES = join(import.meta.dirname, '..', 'examples', 'crossplane');
 
@@ -9,14 +9,6 @@ export const EXAMPLES = join(import.meta.dirname, '..', 'examples', 'crossplane'
  * examples' zones give the same figures for any calendar year, but pinning it keeps the check exact.
  */
 export const EXAMPLES_NOW = Date.parse('2027-01-04T12:00:00Z');
-
-export const CROSSPLANE_VERSION = 'v2.2.4';
-
-/** The crank binary test/e2e/cluster/cluster.sh builds (same cache root as cluster.sh). */
-export function crossplaneBinary(env: NodeJS.ProcessEnv = process.env): string {
-  const cache = env.NODEROTATION_CACHE ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'noderotation');
-  return join(cache, 'bin', `crossplane-${CROSSPLANE_VERSION}`, 'crossplane');
-}
 
 /** `crossplane render` arguments for the examples against a function listening on target (host:port). */
 export function renderArgs(target: string): string[] {

@@ -1,6 +1,7 @@
 // The optional step input of function-noderotation (the `input:` block of its pipeline step). One schema,
 // used both to check the input at run time and to generate the documenting CRD in functions/package/input/.
 import type { JsonObject, JsonValue } from '@bufbuild/protobuf';
+import { shown } from './show.js';
 
 export const INPUT_GROUP = 'noderotation.fn.crossplane.io';
 export const INPUT_VERSION = 'v1alpha1';
@@ -32,7 +33,7 @@ export interface InputError {
   allowed: string;
 }
 
-const show = (v: JsonValue | undefined): string => (v === undefined ? 'nothing' : JSON.stringify(v));
+const show = (v: JsonValue | undefined): string => shown(v);
 
 /** Reads the step input; absent input is valid (every field has a default). */
 export function parseInput(input: JsonObject | undefined): { input: StepInput; errors: InputError[] } {
@@ -49,11 +50,15 @@ export function parseInput(input: JsonObject | undefined): { input: StepInput; e
   if (input.kind !== INPUT_KIND)
     errors.push({ path: 'input.kind', found: show(input.kind), allowed: JSON.stringify(INPUT_KIND) });
   const known = new Set(['apiVersion', 'kind', 'metadata', ...Object.keys(INPUT_PROPERTIES)]);
-  for (const key of Object.keys(input).sort()) {
+  // At most 10 unknown fields are named: enough to fix them, bounded whatever the input holds.
+  for (const key of Object.keys(input)
+    .filter((k) => !known.has(k))
+    .sort()
+    .slice(0, 10)) {
     // A misspelt field would otherwise be ignored silently and the default used instead.
     if (!known.has(key))
       errors.push({
-        path: `input.${key}`,
+        path: `input.${key.length > 64 ? `${key.slice(0, 64)}…` : key}`,
         found: 'an unknown field',
         allowed: `one of ${Object.keys(INPUT_PROPERTIES).join(', ')}`,
       });

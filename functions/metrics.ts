@@ -4,7 +4,8 @@ import { createServer, type Server } from 'node:http';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** The outcome label of a run: the most severe result, or why there was none. */
-export type RunOutcome = 'fatal' | 'warning' | 'success' | 'requirements' | 'error';
+/** fatal, invalid and error are the failed calls. */
+export type RunOutcome = 'fatal' | 'warning' | 'success' | 'requirements' | 'invalid' | 'error';
 
 export interface FunctionMetrics {
   registry: Registry;
@@ -16,19 +17,27 @@ export function functionMetrics(): FunctionMetrics {
   collectDefaultMetrics({ register: registry });
   const runs = new Counter({
     name: 'function_noderotation_runs_total',
-    help: 'RunFunction calls by outcome: fatal, warning or success (the most severe result), requirements (the first call of the requirements loop, answered with the NodePool requirement only), error (an internal error).',
+    help: [
+      'RunFunction calls by outcome: fatal, warning or success (the most severe result),',
+      'requirements (the first call of the requirements loop, answered with the NodePool requirement only),',
+      'invalid (refused with INVALID_ARGUMENT or by the transport: a malformed or oversized request),',
+      'error (an internal error). Failed calls: fatal, invalid and error.',
+    ].join(' '),
     labelNames: ['result'],
     registers: [registry],
   });
   const duration = new Histogram({
     name: 'function_noderotation_run_duration_seconds',
-    help: 'Time to handle one RunFunction call in the function: the handler, including decoding the parts of the request it reads; transport and response encoding excluded.',
+    help: [
+      'Time to handle one RunFunction call in the function: the handler and encoding the response;',
+      'transport and decoding the request excluded.',
+    ].join(' '),
     labelNames: ['result'],
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   });
   // Every label value exists from the start, so dashboards and alerts see zeros rather than no series.
-  for (const result of ['fatal', 'warning', 'success', 'requirements', 'error'] satisfies RunOutcome[]) {
+  for (const result of ['fatal', 'warning', 'success', 'requirements', 'invalid', 'error'] satisfies RunOutcome[]) {
     runs.labels(result).inc(0);
   }
   return {

@@ -35,7 +35,11 @@ import { freezeStruct } from './codec.js';
 import { figuresCache, type FiguresCache, type FiguresFor } from '../src/schedule/figures-cache.js';
 import type { OutcomeMemo } from './memo.js';
 import { parseInput } from './input.js';
+import { shown } from './show.js';
 
+const PLAN_API_VERSION = 'noderotation.io/v1alpha1';
+/** The most results one response carries; the rest are counted in the last one. */
+export const MAX_RESULTS = 1000;
 /** The key of the required resources: every karpenter.sh/v1 NodePool. */
 export const NODEPOOLS = 'nodepools';
 export const PLAN_VALID = 'PlanValid';
@@ -134,7 +138,8 @@ export function run(req: RunFunctionRequest, env: RunEnv): RunFunctionResponse {
     fatal(
       'InvalidInput',
       null,
-      `Composition step input: ${e.path}: found ${e.found}; allowed: ${e.allowed}. Fix the input of this function's step in the Composition.`,
+      `Composition step input: ${e.path}: found ${e.found}; allowed: ${e.allowed}. ` +
+        "Fix the input of this function's step in the Composition.",
     );
   const calendarStart = input.calendarStart ?? env.calendarStart;
 
@@ -190,7 +195,8 @@ export function run(req: RunFunctionRequest, env: RunEnv): RunFunctionResponse {
   return finish(
     rsp,
     problems,
-    `${count(governed.length, 'NodePool')} governed, ${count(excluded, 'NodePool')} excluded by rules, ${count(problems.length, 'warning')}.`,
+    `${count(governed.length, 'NodePool')} governed, ${count(excluded, 'NodePool')} excluded by rules, ` +
+      `${count(problems.length, 'warning')}.`,
   );
 }
 
@@ -214,7 +220,9 @@ function poolOutcome(plan: MaintenancePlan, pool: NodePool, figuresFor: FiguresF
           severity: 'fatal',
           reason: 'InvalidNodePool',
           nodePool: name,
-          message: `NodePool ${name} (required resource ${NODEPOOLS}) cannot be analysed: ${(err as Error).message}. Fix the NodePool.`,
+          message:
+            `NodePool ${name} (required resource ${NODEPOOLS}) cannot be analysed: ` +
+            `${err instanceof Error ? err.message : shown(err)}. Fix the NodePool.`,
         },
       ],
     };
@@ -231,7 +239,10 @@ function analyseOne(plan: MaintenancePlan, pool: NodePool, figuresFor: FiguresFo
         severity: 'fatal',
         reason: e.reason ?? 'InvalidPolicy',
         nodePool: e.nodePool,
-        message: `MaintenancePlan ${plan.metadata.name}, NodePool ${e.nodePool}: ${e.path}: found ${e.found}; allowed: ${e.allowed}. Fix that field of the plan (the merged settings for this NodePool are not a valid RotationPolicy).`,
+        message:
+          `MaintenancePlan ${plan.metadata.name}, NodePool ${e.nodePool}: ${e.path}: found ${e.found}; ` +
+          `allowed: ${e.allowed}. Fix that field of the plan ` +
+          '(the merged settings for this NodePool are not a valid RotationPolicy).',
       })),
     };
   }
@@ -261,9 +272,21 @@ function finish(rsp: RunFunctionResponse, problems: Problem[], accepted: string 
   const order = (p: Problem): string => `${p.severity === 'fatal' ? 0 : 1}${p.nodePool ?? ''}`;
   // Stable sort: within one NodePool the findings keep analysePool's order (the design's tables).
   const sorted = [...problems].sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
-  rsp.results = sorted.map((p) =>
+  // Bounded: a request crafted to hold thousands of problems must not produce a response too large to send.
+  const listed = sorted.slice(0, MAX_RESULTS - (sorted.length > MAX_RESULTS ? 1 : 0));
+  rsp.results = listed.map((p) =>
     result(p.severity === 'fatal' ? Severity.FATAL : Severity.WARNING, p.reason, p.message),
   );
+  if (listed.length < sorted.length) {
+    const rest = sorted.slice(listed.length);
+    rsp.results.push(
+      result(
+        rest.some((p) => p.severity === 'fatal') ? Severity.FATAL : Severity.WARNING,
+        rest[0]?.reason ?? '',
+        `…and ${rest.length} more problem(s) not listed (at most ${MAX_RESULTS} results are returned).`,
+      ),
+    );
+  }
   const first = sorted.find((p) => p.severity === 'fatal');
   const fatalCount = sorted.filter((p) => p.severity === 'fatal').length;
   rsp.conditions = [
@@ -301,26 +324,38 @@ function readPlan(
     fatal(
       'InvalidPlan',
       null,
-      'The request has no observed composite resource: this function composes a MaintenancePlan XR (see examples/crossplane).',
+      'The request has no observed composite resource: ' +
+        'this function composes a MaintenancePlan XR (see examples/crossplane).',
+    );
+    return null;
+  }
+  if (xr.apiVersion !== PLAN_API_VERSION || xr.kind !== 'MaintenancePlan') {
+    fatal(
+      'InvalidPlan',
+      null,
+      `The observed composite resource is not a MaintenancePlan: apiVersion/kind: found ${shown(xr.apiVersion)} ` +
+        `${shown(xr.kind)}; allowed: ${PLAN_API_VERSION} MaintenancePlan. This function composes only XRs of the ` +
+        "MaintenancePlan XRD (examples/crossplane/xrd.yaml); use it in that XRD's Composition only.",
     );
     return null;
   }
   const name = isObject(xr.metadata) ? xr.metadata.name : undefined;
   if (typeof name !== 'string' || name === '') {
-    fatal('InvalidPlan', null, 'The MaintenancePlan has no metadata.name.');
+    fatal('InvalidPlan', null, `The MaintenancePlan has no metadata.name: found ${shown(name)}; allowed: a name.`);
     return null;
   }
   if (!isObject(xr.spec)) {
     fatal(
       'InvalidPlan',
       null,
-      `MaintenancePlan ${name}: spec: found ${xr.spec === undefined ? 'nothing' : JSON.stringify(xr.spec)}; allowed: an object with at least spec.defaults.maintenanceWindows. Add the plan's spec.`,
+      `MaintenancePlan ${name}: spec: found ${shown(xr.spec)}; allowed: an object with at least ` +
+        "spec.defaults.maintenanceWindows. Add the plan's spec.",
     );
     return null;
   }
   // spec.crossplane is Crossplane's own (composition reference, resource references), not part of the plan.
   const { crossplane: _crossplane, ...spec } = xr.spec;
-  const plan = { apiVersion: 'noderotation.io/v1alpha1', kind: 'MaintenancePlan', metadata: { name }, spec };
+  const plan = { apiVersion: PLAN_API_VERSION, kind: 'MaintenancePlan', metadata: { name }, spec };
   const errors = validateAgainst('maintenancePlan', plan);
   for (const e of errors) {
     fatal(
@@ -344,26 +379,29 @@ function readNodePools(
   let ok = true;
   supplied.items.forEach((item, i) => {
     const obj = item.resource;
-    const name =
+    const rawName =
       isObject(obj) && isObject(obj.metadata) && typeof obj.metadata.name === 'string' ? obj.metadata.name : null;
+    // Named in messages: cut, so that a megabyte of name cannot make every message that long.
+    const name = rawName !== null && rawName.length > 253 ? `${rawName.slice(0, 64)}…` : rawName;
     const bad = (field: string, found: JsonValue | undefined, allowed: string): void => {
       ok = false;
       fatal(
         'InvalidNodePool',
         name,
-        `NodePool ${name ?? `#${i + 1}`} (required resource ${NODEPOOLS}): ${field}: found ${found === undefined ? 'nothing' : JSON.stringify(found)}; allowed: ${allowed}.`,
+        `NodePool ${name ?? `#${i + 1}`} (required resource ${NODEPOOLS}): ${field}: found ${shown(found)}; ` +
+          `allowed: ${allowed}.`,
       );
     };
     if (!isObject(obj) || obj.apiVersion !== 'karpenter.sh/v1' || obj.kind !== 'NodePool') {
       bad(
         'apiVersion/kind',
-        isObject(obj) ? `${String(obj.apiVersion)} ${String(obj.kind)}` : obj,
+        isObject(obj) ? { apiVersion: obj.apiVersion ?? null, kind: obj.kind ?? null } : obj,
         'karpenter.sh/v1 NodePool',
       );
       return;
     }
-    if (name === null || name === '')
-      return bad('metadata.name', isObject(obj.metadata) ? obj.metadata.name : undefined, 'a name');
+    if (rawName === null || rawName === '' || rawName !== name)
+      return bad('metadata.name', isObject(obj.metadata) ? obj.metadata.name : undefined, 'a name of 1–253 characters');
     const labels = (obj.metadata as JsonObject).labels;
     if (labels !== undefined && !(isObject(labels) && Object.values(labels).every((v) => typeof v === 'string'))) {
       return bad('metadata.labels', labels, 'a map of strings');

@@ -1,30 +1,52 @@
 // The gRPC shell around run(): FunctionRunnerService/RunFunction, grpc.health.v1, metrics, graceful
-// shutdown. Everything that is not transport lives in run.ts.
+// shutdown. Everything that is not transport lives in run.ts. startFunctionServer runs named steps:
+// create the state (metrics, caches, health) → register the services → bind gRPC → bind metrics → serve;
+// shutdown() is the last step. A step that fails undoes the ones before it, so no port stays bound.
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   Server,
+  ServerInterceptingCall,
+  ServerListenerBuilder,
   status,
   type ServerCredentials,
+  type ServerInterceptor,
+  type ServiceDefinition,
   type ServerUnaryCall,
   type ServerWritableStream,
   type sendUnaryData,
 } from '@grpc/grpc-js';
 import { create } from '@bufbuild/protobuf';
-import { Severity, type RunFunctionRequest, type RunFunctionResponse } from './generated/fn/v1/run_function_pb.js';
+import {
+  Severity,
+  RunFunctionRequestSchema,
+  RunFunctionResponseSchema,
+  type RunFunctionRequest,
+  type RunFunctionResponse,
+} from './generated/fn/v1/run_function_pb.js';
 import {
   HealthCheckResponseSchema,
   HealthCheckResponse_ServingStatus as Serving,
   type HealthCheckRequest,
   type HealthCheckResponse,
 } from './generated/grpc/health/v1/health_pb.js';
-import { figuresCache } from '../src/schedule/figures-cache.js';
-import { outcomeMemo } from './memo.js';
-import { functionMetrics, serveMetrics, type RunOutcome } from './metrics.js';
+import { figuresCache, type FiguresCache } from '../src/schedule/figures-cache.js';
+import { CodecError, decode, encode } from './codec.js';
+import { outcomeMemo, type OutcomeMemo } from './memo.js';
+import { functionMetrics, serveMetrics, type FunctionMetrics, type RunOutcome } from './metrics.js';
 import { run, suppliedNodePools } from './run.js';
 import { functionRunnerService, healthService, MAX_MESSAGE_BYTES } from './service.js';
+import { shown } from './show.js';
 
 const DAY_MS = 86_400_000;
+const runFunctionMethod = functionRunnerService.RunFunction as ServiceDefinition[string];
+const RUN_FUNCTION_PATH = runFunctionMethod.path;
+/**
+ * What grpc-js itself accepts: twice the protocol's limit. A request between the two gets INVALID_ARGUMENT
+ * with its size and what to do (grpc-js alone would answer RESOURCE_EXHAUSTED); beyond it the transport
+ * refuses it unread, so memory stays bounded.
+ */
+const TRANSPORT_RECEIVE_LIMIT = 2 * MAX_MESSAGE_BYTES;
 
 /** The calendar instant the figures start from: the current UTC day, so output changes at most daily. */
 export const startOfUtcDay = (now: number): number => Math.floor(now / DAY_MS) * DAY_MS;
@@ -36,13 +58,20 @@ export function grpcAddress(address: string): string {
 
 /** host:port (host may be empty, or a bracketed IPv6 address) → parts, for the HTTP metrics listener. */
 export function splitHostPort(address: string): { host: string; port: number } {
-  const m = /^(\[[^\]]*\]|[^:]*):(\d+)$/.exec(address);
-  if (!m) throw new Error(`"${address}" is not host:port (e.g. :8080 or 127.0.0.1:8080)`);
+  const m = /^(\[[^\]]*\]|[^:[\]]*):(\d{1,5})$/.exec(address);
+  const port = m ? Number(m[2]) : Number.NaN;
+  if (!m || port > 65535) {
+    throw new Error(`${shown(address)} is not host:port with a port 0–65535 (e.g. :8080 or 127.0.0.1:8080)`);
+  }
   const host = (m[1] as string).replace(/^\[|\]$/g, '');
-  return { host: host === '' ? '0.0.0.0' : host, port: Number(m[2]) };
+  return { host: host === '' ? '0.0.0.0' : host, port };
 }
 
-export type Log = (level: 'info' | 'debug' | 'error', message: string, fields?: Record<string, unknown>) => void;
+export type Log = (
+  level: 'info' | 'debug' | 'warn' | 'error',
+  message: string,
+  fields?: Record<string, unknown>,
+) => void;
 
 export interface ServerOptions {
   /** grpc-js form, e.g. 0.0.0.0:9443 or 127.0.0.1:0 */
@@ -63,6 +92,157 @@ export interface FunctionServer {
   shutdown(graceMs?: number): Promise<void>;
 }
 
+/** The request as the server's deserializer hands it to the handler: decoded, or why it could not be. */
+type Decoded = { ok: true; request: RunFunctionRequest } | { ok: false; problem: string; bytes: number };
+
+/** Everything the handlers share for the server's lifetime. */
+interface ServerState {
+  log: Log;
+  now: () => number;
+  metrics: FunctionMetrics;
+  figures: FiguresCache;
+  memo: OutcomeMemo;
+  /** grpc.health.v1 status by service name. */
+  health: Map<string, Serving>;
+  watchers: Set<{ service: string; stream: ServerWritableStream<HealthCheckRequest, HealthCheckResponse> }>;
+}
+
+export async function startFunctionServer(options: ServerOptions): Promise<FunctionServer> {
+  // Checked before anything is bound: a bad metrics address must not leave a gRPC port behind.
+  const metricsListen = options.metricsAddress === null ? null : splitHostPort(options.metricsAddress);
+  const state = createState(options);
+  const server = registerServices(state);
+  const port = await bindGrpc(server, options);
+  let http: HttpServer | null = null;
+  try {
+    http = metricsListen && (await serveMetrics(state.metrics.registry, metricsListen.host, metricsListen.port));
+  } catch (err) {
+    server.forceShutdown();
+    throw err;
+  }
+  const metricsPort = http ? (http.address() as AddressInfo).port : null;
+  state.log('info', 'function-noderotation serving', { address: options.address, port, metricsPort });
+  let stopping: Promise<void> | null = null;
+  return {
+    port,
+    metricsPort,
+    shutdown(graceMs = 10_000) {
+      stopping ??= shutdown(state, server, http, graceMs);
+      return stopping;
+    },
+  };
+}
+
+function createState(options: ServerOptions): ServerState {
+  return {
+    log: options.log,
+    now: options.now ?? Date.now,
+    metrics: functionMetrics(),
+    figures: figuresCache(),
+    memo: outcomeMemo(),
+    // The server as a whole ("") and the function service by name.
+    health: new Map([
+      ['', Serving.SERVING],
+      ['apiextensions.fn.proto.v1.FunctionRunnerService', Serving.SERVING],
+    ]),
+    watchers: new Set(),
+  };
+}
+
+/**
+ * RunFunction as the server sees it: requests decoded into `Decoded` (a malformed one is not an exception in
+ * grpc-js, which would answer INTERNAL) and responses encoded by the handler, which can then check their size.
+ */
+const runFunctionServerDefinition = {
+  RunFunction: {
+    ...runFunctionMethod,
+    requestDeserialize: decodeRequest,
+    responseSerialize: (bytes: Buffer): Buffer => bytes,
+  },
+};
+
+function decodeRequest(bytes: Buffer): Decoded {
+  if (bytes.length > MAX_MESSAGE_BYTES) {
+    return {
+      ok: false,
+      bytes: bytes.length,
+      problem:
+        `the request is ${mib(bytes.length)}, over the 4 MiB limit of Crossplane's functions. ` +
+        'Split the MaintenancePlan into several plans with spec.nodePoolSelector so that each sees fewer NodePools.',
+    };
+  }
+  try {
+    return { ok: true, request: decode<RunFunctionRequest>(RunFunctionRequestSchema, bytes) };
+  } catch (err) {
+    const what = err instanceof CodecError ? err.describe() : String(err);
+    return { ok: false, bytes: bytes.length, problem: `not a valid RunFunctionRequest: ${what}` };
+  }
+}
+
+const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(2)} MiB (${bytes} bytes)`;
+
+function registerServices(state: ServerState): Server {
+  const server = new Server({
+    'grpc.max_receive_message_length': TRANSPORT_RECEIVE_LIMIT,
+    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+    interceptors: [transportFailures(state)],
+  });
+  server.addService(runFunctionServerDefinition, {
+    RunFunction: (call: ServerUnaryCall<Decoded, Buffer>, callback: sendUnaryData<Buffer>) =>
+      handleRunFunction(state, call.request, callback),
+  });
+  server.addService(healthService, {
+    Check(
+      call: ServerUnaryCall<HealthCheckRequest, HealthCheckResponse>,
+      callback: sendUnaryData<HealthCheckResponse>,
+    ) {
+      const service = call.request.service;
+      if (!state.health.has(service)) callback({ code: status.NOT_FOUND, details: `unknown service "${service}"` });
+      else callback(null, healthOf(state, service));
+    },
+    Watch(stream: ServerWritableStream<HealthCheckRequest, HealthCheckResponse>) {
+      const entry = { service: stream.request.service, stream };
+      state.watchers.add(entry);
+      stream.on('cancelled', () => state.watchers.delete(entry));
+      stream.write(healthOf(state, entry.service));
+    },
+  });
+  return server;
+}
+
+const healthOf = (state: ServerState, service: string): HealthCheckResponse =>
+  create(HealthCheckResponseSchema, { status: state.health.get(service) ?? Serving.SERVICE_UNKNOWN });
+
+/**
+ * Calls that end in grpc-js before a request reaches the handler (one beyond the transport's limit, an
+ * unsupported compression, a client giving up while sending) are logged and counted here, so that every
+ * failed call is. grpc-js ends every call, whatever its status, by cancelling the listener: without a
+ * message received first, the call failed before the function saw it.
+ */
+function transportFailures(state: ServerState): ServerInterceptor {
+  return (method, call) => {
+    let reachedHandler = false;
+    const started = performance.now();
+    const listener = new ServerListenerBuilder()
+      .withOnReceiveMessage((message, next) => {
+        reachedHandler = true;
+        next(message);
+      })
+      .withOnCancel(() => {
+        if (reachedHandler || method.path !== RUN_FUNCTION_PATH) return;
+        state.metrics.observe('invalid', (performance.now() - started) / 1000);
+        state.log('error', 'RunFunction refused', {
+          code: 'RESOURCE_EXHAUSTED',
+          details:
+            `the call ended before its request was read: larger than the transport's limit of ` +
+            `${TRANSPORT_RECEIVE_LIMIT} bytes, or abandoned by the client`,
+        });
+      })
+      .build();
+    return new ServerInterceptingCall(call, { start: (next) => next(listener) });
+  };
+}
+
 /** The most severe result decides the outcome label (and the log level of a call). */
 function outcome(rsp: RunFunctionResponse, answeredEarly: boolean): RunOutcome {
   if (rsp.results.some((r) => r.severity === Severity.FATAL)) return 'fatal';
@@ -70,126 +250,118 @@ function outcome(rsp: RunFunctionResponse, answeredEarly: boolean): RunOutcome {
   return answeredEarly ? 'requirements' : 'success';
 }
 
-export async function startFunctionServer(options: ServerOptions): Promise<FunctionServer> {
-  const now = options.now ?? Date.now;
-  const { log } = options;
-  const metrics = functionMetrics();
-  const figures = figuresCache();
-  const memo = outcomeMemo();
-  const server = new Server({
-    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
-    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
-  });
-
-  server.addService(functionRunnerService, {
-    RunFunction(
-      call: ServerUnaryCall<RunFunctionRequest, RunFunctionResponse>,
-      callback: sendUnaryData<RunFunctionResponse>,
-    ) {
-      const started = performance.now();
-      const req = call.request;
-      try {
-        const rsp = run(req, { calendarStart: startOfUtcDay(now()), figures, memo });
-        const result = outcome(rsp, suppliedNodePools(req) === undefined);
-        const seconds = (performance.now() - started) / 1000;
-        metrics.observe(result, seconds);
-        log('debug', 'RunFunction', {
-          tag: req.meta?.tag ?? '',
-          composite: (req.observed?.composite?.resource?.metadata as { name?: string } | undefined)?.name,
-          result,
-          results: rsp.results.length,
-          desiredResources: Object.keys(rsp.desired?.resources ?? {}).length,
-          seconds,
-        });
-        callback(null, rsp);
-      } catch (err) {
-        // run() reports every bad input as a FATAL result; reaching here is a bug. Failing the call makes
-        // Crossplane keep what it has (no desired state is applied), which is the safe outcome.
-        metrics.observe('error', (performance.now() - started) / 1000);
-        log('error', 'RunFunction failed', { tag: req.meta?.tag ?? '', error: (err as Error).stack ?? String(err) });
-        callback({
-          code: status.INTERNAL,
-          details: `function-noderotation: internal error: ${(err as Error).message}`,
-        });
-      }
-    },
-  });
-
-  // grpc.health.v1: the server as a whole ("") and the function service by name.
-  const services = new Map<string, Serving>([
-    ['', Serving.SERVING],
-    ['apiextensions.fn.proto.v1.FunctionRunnerService', Serving.SERVING],
-  ]);
-  const watchers = new Set<{
-    service: string;
-    stream: ServerWritableStream<HealthCheckRequest, HealthCheckResponse>;
-  }>();
-  const healthOf = (service: string): HealthCheckResponse =>
-    create(HealthCheckResponseSchema, { status: services.get(service) ?? Serving.SERVICE_UNKNOWN });
-  server.addService(healthService, {
-    Check(
-      call: ServerUnaryCall<HealthCheckRequest, HealthCheckResponse>,
-      callback: sendUnaryData<HealthCheckResponse>,
-    ) {
-      const service = call.request.service;
-      if (!services.has(service)) callback({ code: status.NOT_FOUND, details: `unknown service "${service}"` });
-      else callback(null, healthOf(service));
-    },
-    Watch(stream: ServerWritableStream<HealthCheckRequest, HealthCheckResponse>) {
-      const entry = { service: stream.request.service, stream };
-      watchers.add(entry);
-      stream.on('cancelled', () => watchers.delete(entry));
-      stream.write(healthOf(entry.service));
-    },
-  });
-
-  const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(options.address, options.credentials, (err, bound) => (err ? reject(err) : resolve(bound)));
-  });
-
-  let http: HttpServer | null = null;
-  if (options.metricsAddress !== null) {
-    const { host, port: metricsPort } = splitHostPort(options.metricsAddress);
-    try {
-      http = await serveMetrics(metrics.registry, host, metricsPort);
-    } catch (err) {
-      server.forceShutdown();
-      throw err;
-    }
+function handleRunFunction(state: ServerState, decoded: Decoded, callback: sendUnaryData<Buffer>): void {
+  const started = performance.now();
+  const seconds = (): number => (performance.now() - started) / 1000;
+  if (!decoded.ok) {
+    state.metrics.observe('invalid', seconds());
+    state.log('error', 'RunFunction refused', {
+      code: 'INVALID_ARGUMENT',
+      bytes: decoded.bytes,
+      details: decoded.problem,
+    });
+    callback({ code: status.INVALID_ARGUMENT, details: `function-noderotation: ${decoded.problem}` });
+    return;
   }
-  const metricsPort = http ? (http.address() as AddressInfo).port : null;
-  log('info', 'function-noderotation serving', { address: options.address, port, metricsPort });
+  const req = decoded.request;
+  const tag = req.meta?.tag ?? '';
+  try {
+    const rsp = run(req, { calendarStart: startOfUtcDay(state.now()), figures: state.figures, memo: state.memo });
+    const { bytes, response } = encodeWithinLimit(req, rsp);
+    const result = outcome(response, suppliedNodePools(req) === undefined);
+    state.metrics.observe(result, seconds());
+    const fields = {
+      tag,
+      composite: compositeName(req),
+      result,
+      results: response.results.length,
+      desiredResources: Object.keys(response.desired?.resources ?? {}).length,
+      bytes: bytes.length,
+      seconds: seconds(),
+    };
+    // A FATAL result fails the composition: always logged, with the first reason and message.
+    const first = response.results.find((r) => r.severity === Severity.FATAL);
+    if (first) state.log('warn', 'RunFunction fatal', { ...fields, reason: first.reason, message: first.message });
+    else state.log('debug', 'RunFunction', fields);
+    callback(null, bytes);
+  } catch (err) {
+    // run() reports every bad input as a FATAL result and decoding problems never get here; reaching here is a
+    // bug. Failing the call makes Crossplane keep what it has (no desired state is applied): the safe outcome.
+    state.metrics.observe('error', seconds());
+    state.log('error', 'RunFunction failed', { tag, error: (err as Error).stack ?? String(err) });
+    callback({ code: status.INTERNAL, details: `function-noderotation: internal error: ${(err as Error).message}` });
+  }
+}
 
-  let stopping: Promise<void> | null = null;
-  return {
-    port,
-    metricsPort,
-    shutdown(graceMs = 10_000) {
-      stopping ??= (async () => {
-        for (const key of services.keys()) services.set(key, Serving.NOT_SERVING);
-        for (const w of watchers) {
-          w.stream.write(healthOf(w.service));
-          w.stream.end();
-        }
-        watchers.clear();
-        await new Promise<void>((resolve) => {
-          const force = setTimeout(() => {
-            server.forceShutdown();
-            resolve();
-          }, graceMs);
-          server.tryShutdown(() => {
-            clearTimeout(force);
-            resolve();
-          });
-        });
-        if (http) {
-          const h = http;
-          await new Promise<void>((resolve) => h.close(() => resolve()));
-          h.closeAllConnections();
-        }
-        log('info', 'function-noderotation stopped', {});
-      })();
-      return stopping;
-    },
-  };
+const compositeName = (req: RunFunctionRequest): unknown =>
+  (req.observed?.composite?.resource?.metadata as { name?: unknown } | undefined)?.name;
+
+/**
+ * The encoded response, or, when it would not fit in one 4 MiB message, a FATAL result saying so and how to
+ * split the plan (with the desired state passed through unchanged, or left out if even that does not fit).
+ */
+function encodeWithinLimit(
+  req: RunFunctionRequest,
+  rsp: RunFunctionResponse,
+): { bytes: Buffer; response: RunFunctionResponse } {
+  const bytes = toBuffer(encode(RunFunctionResponseSchema, rsp));
+  if (bytes.length <= MAX_MESSAGE_BYTES) return { bytes, response: rsp };
+  const governed = Object.keys(rsp.desired?.resources ?? {}).length - Object.keys(req.desired?.resources ?? {}).length;
+  const perPolicy = governed > 0 ? bytes.length / governed : bytes.length;
+  const fits = Math.max(1, Math.floor((MAX_MESSAGE_BYTES * 0.8) / perPolicy));
+  const message =
+    `MaintenancePlan ${shown(compositeName(req))}: the response for ${governed} RotationPolicies would be ` +
+    `${mib(bytes.length)}, over the 4 MiB gRPC message limit between Crossplane and its functions. ` +
+    `Split the plan: several MaintenancePlans, each with a spec.nodePoolSelector governing at most about ${fits} ` +
+    'NodePools.';
+  const fatal = create(RunFunctionResponseSchema, {
+    meta: rsp.meta,
+    desired: req.desired,
+    context: req.context,
+    requirements: rsp.requirements,
+    results: [{ severity: Severity.FATAL, reason: 'PlanTooLarge', message }],
+    conditions: [{ type: 'PlanValid', status: 2 /* CONDITION_FALSE */, reason: 'PlanTooLarge', message }],
+  });
+  const fatalBytes = toBuffer(encode(RunFunctionResponseSchema, fatal));
+  if (fatalBytes.length <= MAX_MESSAGE_BYTES) return { bytes: fatalBytes, response: fatal };
+  // Crossplane applies nothing after a FATAL result, so the pass-through can go when it alone is too large.
+  const bare = create(RunFunctionResponseSchema, { ...fatal, desired: undefined, context: undefined });
+  return { bytes: toBuffer(encode(RunFunctionResponseSchema, bare)), response: bare };
+}
+
+const toBuffer = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+
+async function bindGrpc(server: Server, options: ServerOptions): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    server.bindAsync(options.address, options.credentials, (err, bound) => {
+      if (!err) return resolve(bound);
+      server.forceShutdown();
+      reject(new Error(`cannot listen for gRPC on ${options.address}: ${err.message}`));
+    });
+  });
+}
+
+async function shutdown(state: ServerState, server: Server, http: HttpServer | null, graceMs: number): Promise<void> {
+  for (const key of state.health.keys()) state.health.set(key, Serving.NOT_SERVING);
+  for (const w of state.watchers) {
+    w.stream.write(healthOf(state, w.service));
+    w.stream.end();
+  }
+  state.watchers.clear();
+  await new Promise<void>((resolve) => {
+    const force = setTimeout(() => {
+      server.forceShutdown();
+      resolve();
+    }, graceMs);
+    server.tryShutdown(() => {
+      clearTimeout(force);
+      resolve();
+    });
+  });
+  if (http) {
+    const h = http;
+    await new Promise<void>((resolve) => h.close(() => resolve()));
+    h.closeAllConnections();
+  }
+  state.log('info', 'function-noderotation stopped', {});
 }

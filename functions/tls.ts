@@ -13,7 +13,8 @@ export function serverCredentials(options: { insecure: boolean; tlsCertsDir: str
   const dir = options.tlsCertsDir;
   if (!dir) {
     throw new CredentialsError(
-      'no TLS certificates: pass --tls-certs-dir DIR (or set TLS_SERVER_CERTS_DIR) with tls.crt, tls.key and ca.crt, or --insecure for local development',
+      'no TLS certificates: pass --tls-certs-dir DIR (or set TLS_SERVER_CERTS_DIR) with tls.crt, tls.key and ca.crt, ' +
+        'or --insecure for local development',
     );
   }
   const read = (file: string): Buffer => {

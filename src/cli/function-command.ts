@@ -1,7 +1,17 @@
 // `noderotation function`: serve the Crossplane composition function, with the flags Crossplane's SDKs
 // use (Crossplane runs the image with no arguments and mounts the certificates at TLS_SERVER_CERTS_DIR).
+// Steps: parse the flags → load TLS → start the server (bind gRPC, bind metrics) → serve until a stop signal
+// → shut down. Anything unusable before serving (a flag, the certificates, a port in use) exits 2 with a
+// message naming it, and nothing stays bound.
 import { parseArgs } from 'node:util';
-import { startFunctionServer, grpcAddress, type FunctionServer, type Log } from '../../functions/server.js';
+import type { ServerCredentials } from '@grpc/grpc-js';
+import {
+  startFunctionServer,
+  grpcAddress,
+  splitHostPort,
+  type FunctionServer,
+  type Log,
+} from '../../functions/server.js';
 import { CredentialsError, serverCredentials } from '../../functions/tls.js';
 import { EXIT_INVALID, EXIT_OK } from './explain-command.js';
 import { UsageError } from './io.js';
@@ -14,12 +24,17 @@ export interface FunctionCommandEnv {
   stopSignal: Promise<string>;
 }
 
-/** Parses the flags and starts serving; throws UsageError or CredentialsError before binding anything. */
-export async function startFromArgs(
-  args: string[],
-  io: Io,
-  tlsServerCertsDir: string | undefined,
-): Promise<FunctionServer> {
+interface FunctionFlags {
+  /** grpc-js form */
+  address: string;
+  insecure: boolean;
+  tlsCertsDir: string | undefined;
+  metricsAddress: string | null;
+  debug: boolean;
+}
+
+/** Step 1: the flags, each checked; a bad one is a UsageError naming it. Nothing is bound yet. */
+export function parseFunctionFlags(args: string[], tlsServerCertsDir: string | undefined): FunctionFlags {
   const { values } = parseArgs({
     args,
     options: {
@@ -32,22 +47,58 @@ export async function startFromArgs(
     strict: true,
     allowPositionals: false,
   });
-  const credentials = serverCredentials({
-    insecure: values.insecure === true,
+  const address = values.address;
+  const metricsAddress = values['metrics-address'];
+  checkAddress('--address', address);
+  if (metricsAddress !== '') checkAddress('--metrics-address', metricsAddress);
+  return {
+    address: grpcAddress(address),
+    insecure: values.insecure,
     tlsCertsDir: values['tls-certs-dir'] ?? tlsServerCertsDir,
-  });
-  const debug = values.debug === true;
-  // One JSON object per line on stderr, as Crossplane's functions log; --debug adds one line per call.
-  const log: Log = (level, message, fields = {}) => {
+    metricsAddress: metricsAddress === '' ? null : metricsAddress,
+    debug: values.debug,
+  };
+}
+
+function checkAddress(flag: string, value: string): void {
+  try {
+    splitHostPort(value);
+  } catch (err) {
+    throw new UsageError(`function: ${flag}: ${(err as Error).message}`);
+  }
+}
+
+/** Step 2: the server's credentials; missing or unreadable certificates are a UsageError. */
+function loadCredentials(flags: FunctionFlags): ServerCredentials {
+  try {
+    return serverCredentials({ insecure: flags.insecure, tlsCertsDir: flags.tlsCertsDir });
+  } catch (err) {
+    if (err instanceof CredentialsError) throw new UsageError(`function: ${err.message}`);
+    throw err;
+  }
+}
+
+/** One JSON object per line on stderr, as Crossplane's functions log; --debug adds one line per call. */
+function jsonLog(io: Io, debug: boolean): Log {
+  return (level, message, fields = {}) => {
     if (level === 'debug' && !debug) return;
     io.stderr.write(`${JSON.stringify({ level, ts: new Date(io.now()).toISOString(), msg: message, ...fields })}\n`);
   };
-  const metricsAddress = values['metrics-address'] as string;
+}
+
+/** Steps 1–3: parses the flags, loads TLS and starts serving; throws UsageError before binding anything. */
+export async function startFromArgs(
+  args: string[],
+  io: Io,
+  tlsServerCertsDir: string | undefined,
+): Promise<FunctionServer> {
+  const flags = parseFunctionFlags(args, tlsServerCertsDir);
+  const credentials = loadCredentials(flags);
   return startFunctionServer({
-    address: grpcAddress(values.address as string),
+    address: flags.address,
     credentials,
-    metricsAddress: metricsAddress === '' ? null : metricsAddress,
-    log,
+    metricsAddress: flags.metricsAddress,
+    log: jsonLog(io, flags.debug),
     now: io.now,
   });
 }
@@ -57,15 +108,14 @@ export async function runFunctionCommand(args: string[], io: Io, env: FunctionCo
   try {
     server = await startFromArgs(args, io, env.tlsServerCertsDir);
   } catch (err) {
-    if (err instanceof CredentialsError) throw new UsageError(`function: ${err.message}`);
     if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) throw err;
+    // A port in use or an address that cannot be bound: startFunctionServer has released whatever it bound.
     io.stderr.write(`noderotation function: cannot start: ${(err as Error).message}\n`);
     return EXIT_INVALID;
   }
+  // Steps 4–5: serve until SIGTERM or SIGINT, then shut down.
   const signal = await env.stopSignal;
-  io.stderr.write(
-    `${JSON.stringify({ level: 'info', ts: new Date(io.now()).toISOString(), msg: `${signal}: shutting down` })}\n`,
-  );
+  jsonLog(io, false)('info', `${signal}: shutting down`);
   await server.shutdown();
   return EXIT_OK;
 }
