@@ -119,8 +119,10 @@ describe('Reflector', () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   });
 
-  async function setup() {
+  /** A scripted server (prepared by `prepare` before anything connects) and a running reflector against it. */
+  async function setup(prepare: (server: ScriptedServer) => void = () => undefined) {
     const server = new ScriptedServer();
+    prepare(server);
     const url = await server.start();
     const client = clientFor(url);
     const reflector = new Reflector<Obj>(
@@ -147,38 +149,24 @@ describe('Reflector', () => {
   }
 
   it('lists page by page, then follows the watch; an update only in unread fields keeps the object', async () => {
-    const server = new ScriptedServer();
-    for (const n of ['a', 'b', 'c', 'd', 'e'])
-      server.items.set(n, { metadata: { name: n, resourceVersion: '1' }, data: n });
-    const url = await server.start();
-    const client = clientFor(url);
-    const r = new Reflector<Obj>(
-      {
-        name: 'things',
-        path: '/apis/x/v1/things',
-        shape: { metadata: { name: true, resourceVersion: true }, data: true },
-      },
-      client,
-      realClock,
-    );
-    const changes: string[] = [];
-    r.onChange((key) => changes.push(key));
-    const abort = new AbortController();
-    const running = r.run(abort.signal);
-    cleanups.push(async () => {
-      abort.abort();
-      await running;
-      client.close();
-      await server.stop();
+    const {
+      server,
+      reflector: r,
+      changes,
+    } = await setup((server) => {
+      for (const n of ['a', 'b', 'c', 'd', 'e'])
+        server.items.set(n, { metadata: { name: n, resourceVersion: '1' }, data: n });
     });
     await r.whenSynced();
     expect(r.list().map((o) => o.metadata.name)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(server.lists).toBe(3); // two items a page
     await until('the watch', () => server.watches.length === 1);
     const before = r.get('a');
     server.put('a', 'a', 'heartbeat'); // `noise` is not in the shape
     server.put('b', 'B');
-    await until('the change of b', () => changes.includes('b') && changes.filter((k) => k === 'b').length === 2);
+    await until('the change of b', () => changes.includes('b:b→B'));
     expect(r.get('a')).toBe(before);
+    expect(changes.filter((c) => c.startsWith('a:'))).toEqual(['a:-→a']);
     expect(r.resourceVersionOf('a')).toBe(String(server.rv - 1));
     expect(r.get('b')?.data).toBe('B');
   });
@@ -221,27 +209,7 @@ describe('Reflector', () => {
   });
 
   it('a failing apiserver is retried with backoff and reported in health until it recovers', async () => {
-    const server = new ScriptedServer();
-    server.failNext = 2;
-    const url = await server.start();
-    const client = clientFor(url);
-    const r = new Reflector<Obj>(
-      {
-        name: 'things',
-        path: '/apis/x/v1/things',
-        shape: { metadata: { name: true, resourceVersion: true }, data: true },
-      },
-      client,
-      realClock,
-    );
-    const abort = new AbortController();
-    const running = r.run(abort.signal);
-    cleanups.push(async () => {
-      abort.abort();
-      await running;
-      client.close();
-      await server.stop();
-    });
+    const { reflector: r } = await setup((server) => (server.failNext = 2));
     await until('an error reported', () => r.health().lastError !== null);
     expect(r.health()).toMatchObject({ synced: false, lastError: 'boom' });
     await r.whenSynced();

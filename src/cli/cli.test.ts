@@ -1,21 +1,9 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { main } from './main.js';
+import { cli } from '../../test/unit/cli-harness.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const ex = (f: string): string => join(ROOT, 'examples', f);
-
-async function cli(args: string[], stdin = ''): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await main(args, {
-    stdout: { write: (t: string) => (out += t) },
-    stderr: { write: (t: string) => (err += t) },
-    now: () => Date.parse('2027-01-04T00:00:00Z'),
-    readStdin: () => stdin,
-  });
-  return { code, out, err };
-}
 
 interface Row {
   nodePool: string;

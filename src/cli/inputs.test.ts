@@ -7,29 +7,11 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from './main.js';
+import { cli } from '../../test/unit/cli-harness.js';
 import { InputFileError, MAX_FILE_BYTES, readInputs, type FileSystem } from './io.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const ex = (f: string): string => join(ROOT, 'examples', f);
-
-interface Run {
-  code: number;
-  out: string;
-  err: string;
-}
-
-async function cli(args: string[], stdin: string | Buffer = ''): Promise<Run> {
-  let out = '';
-  let err = '';
-  const code = await main(args, {
-    stdout: { write: (t: string) => (out += t) },
-    stderr: { write: (t: string) => (err += t) },
-    now: () => Date.parse('2027-01-04T00:00:00Z'),
-    readStdin: () => stdin,
-  });
-  return { code, out, err };
-}
 
 let dir = '';
 let socketServer: Server | undefined;

@@ -4,7 +4,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { A } from '../../src/engine/annotations.js';
 import type { RotationPolicy } from '../../src/generated/api-types.js';
-import { fakeContainer, onPool, useCluster } from './helpers/context.js';
+import { ON_DEMAND_AMD64, poolWithApp, useCluster } from './helpers/context.js';
 import { ControllerProcess } from './helpers/controller-process.js';
 import { metricSum, podRunningReady, waitFor } from './helpers/k8s.js';
 import {
@@ -33,47 +33,9 @@ describe('the controller rotates a node surge-first', () => {
   });
 
   it('happy path: surge Ready before the old claim is deleted, workload moved, markers gone, observed', async () => {
-    const ns = await res.namespace('e2e-ctl');
     const priorityClass = await res.priorityClass('e2e-ctl-ph', -10, 'Never');
-    const pool = await res.nodePool('e2e-ctl', {
-      expireAfter: '720h',
-      terminationGracePeriod: '2m',
-      taints: [{ key: 'e2e', value: 'ctl', effect: 'NoSchedule' }],
-      requirements: [
-        { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] },
-        { key: 'kubernetes.io/os', operator: 'In', values: ['linux'] },
-        { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-      ],
-    });
-    await kube.apps.createNamespacedDeployment({
-      namespace: ns,
-      body: {
-        metadata: { name: 'app' },
-        spec: {
-          replicas: 1,
-          selector: { matchLabels: { app: 'app' } },
-          template: {
-            metadata: { labels: { app: 'app' } },
-            spec: {
-              nodeSelector: onPool(pool),
-              tolerations: [{ key: 'e2e', operator: 'Equal', value: 'ctl', effect: 'NoSchedule' }],
-              terminationGracePeriodSeconds: 1,
-              containers: [fakeContainer('1', '512Mi')],
-            },
-          },
-        },
-      },
-    });
-    const [oldClaim] = await waitFor(
-      'the first NodeClaim Ready with the app running on it',
-      async () => {
-        const claims = (await kube.nodeClaims(pool)).filter((c) => c.status?.conditions?.some(readyTrue));
-        const pods = await kube.pods(ns, 'app=app');
-        return claims.length === 1 && pods.some(podRunningReady) ? claims : undefined;
-      },
-      { timeoutMs: 180_000 },
-    );
-    const oldName = oldClaim!.metadata.name;
+    const { ns, pool, claim: oldClaim } = await poolWithApp(kube, res, 'e2e-ctl', ON_DEMAND_AMD64, 'ctl');
+    const oldName = oldClaim.metadata.name;
 
     // The window is always open and every node is past its threshold at once; cooldownAfter keeps it to one.
     const policy: RotationPolicy = {

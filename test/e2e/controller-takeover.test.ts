@@ -4,9 +4,9 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { A } from '../../src/engine/annotations.js';
 import type { RotationPolicy } from '../../src/generated/api-types.js';
-import { deployment, useCluster } from './helpers/context.js';
+import { poolWithApp, useCluster } from './helpers/context.js';
 import { ControllerProcess } from './helpers/controller-process.js';
-import { conditionTrue, podRunningReady, waitFor } from './helpers/k8s.js';
+import { waitFor } from './helpers/k8s.js';
 import {
   createRotationPolicy,
   deleteRotationPolicy,
@@ -25,9 +25,8 @@ describe('takeover from the reference controller', () => {
   });
 
   it("resumes a rotation left in flight in the reference's form and completes it, leaving nothing", async () => {
-    const ns = await res.namespace('e2e-tko');
     const priorityClass = await res.priorityClass('e2e-tko-ph', -10, 'Never');
-    const pool = await res.nodePool('e2e-tko', {
+    const { ns, pool, claim } = await poolWithApp(kube, res, 'e2e-tko', {
       expireAfter: '720h',
       terminationGracePeriod: '1m',
       requirements: [
@@ -35,18 +34,6 @@ describe('takeover from the reference controller', () => {
         { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
       ],
     });
-    await kube.apps.createNamespacedDeployment({
-      namespace: ns,
-      body: deployment({ name: 'app', pool, replicas: 1, cpu: '1', terminationGracePeriodSeconds: 1 }),
-    });
-    const claim = await waitFor(
-      'the first NodeClaim Ready with the app running',
-      async () => {
-        const claims = (await kube.nodeClaims(pool)).filter((c) => conditionTrue(c, 'Ready'));
-        return claims.length === 1 && (await kube.pods(ns, 'app=app')).some(podRunningReady) ? claims[0] : undefined;
-      },
-      { timeoutMs: 180_000 },
-    );
     const name = claim.metadata.name;
     const placeholder = await writeReferenceRotation(kube, {
       pool,

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { A } from '../../src/engine/annotations.js';
 import { surgeReady } from '../../src/engine/placeholder.js';
 import { indexSnapshot } from '../../src/engine/cluster-index.js';
-import { fakeContainer, onPool, useCluster } from './helpers/context.js';
+import { ON_DEMAND_AMD64, poolWithApp, useCluster } from './helpers/context.js';
 import { anytimePolicy, reconcileOnce } from './helpers/engine-shell.js';
 import { podRunningReady, waitFor } from './helpers/k8s.js';
 
@@ -15,49 +15,9 @@ describe('a surge rotation driven by the engine', () => {
   const { kube, res } = useCluster();
 
   it('replaces the node surge-first: placeholder, surge node Ready, old NodeClaim drained, markers gone', async () => {
-    const ns = await res.namespace('e2e-rot');
     const priorityClass = await res.priorityClass('e2e-ph', -10, 'Never');
-    const pool = await res.nodePool('e2e-rot', {
-      expireAfter: '720h',
-      terminationGracePeriod: '2m',
-      taints: [{ key: 'e2e', value: 'rot', effect: 'NoSchedule' }],
-      requirements: [
-        { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] },
-        { key: 'kubernetes.io/os', operator: 'In', values: ['linux'] },
-        { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-      ],
-    });
-    await kube.apps.createNamespacedDeployment({
-      namespace: ns,
-      body: {
-        metadata: { name: 'app' },
-        spec: {
-          replicas: 1,
-          selector: { matchLabels: { app: 'app' } },
-          template: {
-            metadata: { labels: { app: 'app' } },
-            spec: {
-              nodeSelector: onPool(pool),
-              tolerations: [{ key: 'e2e', operator: 'Equal', value: 'rot', effect: 'NoSchedule' }],
-              terminationGracePeriodSeconds: 1,
-              containers: [fakeContainer('1', '512Mi')],
-            },
-          },
-        },
-      },
-    });
-    const [oldClaim] = await waitFor(
-      'the first NodeClaim Ready with the app running on it',
-      async () => {
-        const claims = (await kube.nodeClaims(pool)).filter((c) =>
-          c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True'),
-        );
-        const pods = await kube.pods(ns, 'app=app');
-        return claims.length === 1 && pods.some(podRunningReady) ? claims : undefined;
-      },
-      { timeoutMs: 180_000 },
-    );
-    const oldName = oldClaim!.metadata.name;
+    const { ns, pool, claim: oldClaim } = await poolWithApp(kube, res, 'e2e-rot', ON_DEMAND_AMD64, 'rot');
+    const oldName = oldClaim.metadata.name;
 
     // Gate A (cooldownAfter) keeps the test to one rotation.
     const policy = anytimePolicy(pool, {

@@ -5,7 +5,8 @@ import type * as k8s from '@kubernetes/client-node';
 import { afterEach, beforeEach } from 'vitest';
 import { NODEPOOL_LABEL } from '../../../src/karpenter/types.js';
 import { logTails } from './cluster.js';
-import { Kube, TestResources } from './k8s.js';
+import { conditionTrue, Kube, podRunningReady, TestResources, waitFor, type NodePoolTemplateSpec } from './k8s.js';
+import type { NodeClaim } from '../../../src/karpenter/types.js';
 
 export function useCluster(): { kube: Kube; res: TestResources } {
   const kube = new Kube();
@@ -42,6 +43,8 @@ export function deployment(opts: {
   replicas: number;
   cpu: string;
   terminationGracePeriodSeconds?: number;
+  tolerations?: k8s.V1Toleration[];
+  memory?: string;
 }): k8s.V1Deployment {
   const labels = { app: opts.name };
   return {
@@ -54,9 +57,60 @@ export function deployment(opts: {
         spec: {
           nodeSelector: onPool(opts.pool),
           terminationGracePeriodSeconds: opts.terminationGracePeriodSeconds ?? 5,
-          containers: [fakeContainer(opts.cpu)],
+          ...(opts.tolerations ? { tolerations: opts.tolerations } : {}),
+          containers: [fakeContainer(opts.cpu, opts.memory)],
         },
       },
     },
   };
+}
+
+/** A template for a NodePool of ordinary on-demand linux/amd64 KWOK nodes that live a month (no expiry in a test). */
+export const ON_DEMAND_AMD64: NodePoolTemplateSpec = {
+  expireAfter: '720h',
+  terminationGracePeriod: '2m',
+  requirements: [
+    { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] },
+    { key: 'kubernetes.io/os', operator: 'In', values: ['linux'] },
+    { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+  ],
+};
+
+/**
+ * A fresh namespace and NodePool with one app Pod (Deployment `app`, 1 cpu, 512Mi) on it, tainted when `taint`
+ * is given (the app tolerates it); resolves once the pool's only NodeClaim is Ready and the app runs.
+ */
+export async function poolWithApp(
+  kube: Kube,
+  res: TestResources,
+  prefix: string,
+  template: NodePoolTemplateSpec,
+  taint?: string,
+): Promise<{ ns: string; pool: string; claim: NodeClaim }> {
+  const ns = await res.namespace(prefix);
+  const pool = await res.nodePool(prefix, {
+    ...template,
+    ...(taint ? { taints: [{ key: 'e2e', value: taint, effect: 'NoSchedule' as const }] } : {}),
+  });
+  await kube.apps.createNamespacedDeployment({
+    namespace: ns,
+    body: deployment({
+      name: 'app',
+      pool,
+      replicas: 1,
+      cpu: '1',
+      memory: '512Mi',
+      terminationGracePeriodSeconds: 1,
+      ...(taint ? { tolerations: [{ key: 'e2e', operator: 'Equal', value: taint, effect: 'NoSchedule' }] } : {}),
+    }),
+  });
+  const claim = await waitFor(
+    'the first NodeClaim Ready with the app running on it',
+    async () => {
+      const claims = (await kube.nodeClaims(pool)).filter((c) => conditionTrue(c, 'Ready'));
+      return claims.length === 1 && (await kube.pods(ns, 'app=app')).some(podRunningReady) ? claims[0] : undefined;
+    },
+    { timeoutMs: 180_000 },
+  );
+  return { ns, pool, claim };
 }
