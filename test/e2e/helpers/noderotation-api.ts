@@ -11,9 +11,19 @@ import { ignoreNotFound, waitFor, type Kube } from './k8s.js';
 const GROUP = 'noderotation.io';
 const VERSION = 'v1alpha1';
 
-/** Installs (server-side apply, idempotent) our CRDs, and waits until the apiserver serves them. */
+/**
+ * Installs (server-side apply, idempotent) our CRDs and the placeholder's PriorityClass, as an installation
+ * does, and waits until the apiserver serves the CRDs.
+ */
 export async function installNoderotation(): Promise<void> {
   kubectl(['apply', '--server-side', '--force-conflicts', '-f', path.join(repoRoot, 'deploy/crds')]);
+  kubectl([
+    'apply',
+    '--server-side',
+    '--force-conflicts',
+    '-f',
+    path.join(repoRoot, 'deploy/placeholder-priorityclass.yaml'),
+  ]);
   // Polled rather than `kubectl wait`: right after an apply the CRD's status can be momentarily empty, which
   // `kubectl wait` reports as an error instead of waiting.
   await waitFor('the RotationPolicy CRD Established', () => {

@@ -1,0 +1,132 @@
+// A policy that cannot work and an equal-specificity tie, next to a healthy pool, under one controller: the
+// first two are Stalled with a message naming the field or the policies and their pools are never touched,
+// while the healthy pool is rotated as usual.
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { A } from '../../src/engine/annotations.js';
+import type { RotationPolicy, RotationPolicySpec } from '../../src/generated/api-types.js';
+import { ON_DEMAND_AMD64, poolWithApp, useCluster } from './helpers/context.js';
+import { ControllerProcess } from './helpers/controller-process.js';
+import { waitFor } from './helpers/k8s.js';
+import {
+  createRotationPolicy,
+  deleteRotationPolicy,
+  getRotationPolicy,
+  installNoderotation,
+  serviceAccountKubeconfig,
+} from './helpers/noderotation-api.js';
+
+const ALWAYS = [
+  { timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start: '00:00', end: '00:00' },
+] as RotationPolicySpec['maintenanceWindows'];
+
+interface Status {
+  matchedNodePools?: number;
+  conditions?: { type: string; status: string; reason: string; message: string }[];
+}
+
+describe('policies that cannot act', () => {
+  const { kube, res } = useCluster();
+  const cleanups: (() => Promise<void> | void)[] = [];
+  beforeAll(() => installNoderotation());
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+
+  async function policy(name: string, spec: RotationPolicySpec): Promise<void> {
+    const p: RotationPolicy = {
+      apiVersion: 'noderotation.io/v1alpha1',
+      kind: 'RotationPolicy',
+      metadata: { name },
+      spec,
+    };
+    await createRotationPolicy(kube, p);
+    cleanups.push(() => deleteRotationPolicy(kube, name));
+  }
+
+  const condition = async (name: string, type: string) =>
+    ((await getRotationPolicy(kube, name))?.status as Status | undefined)?.conditions?.find((c) => c.type === type);
+
+  it('an infeasible policy and a tie are Stalled, naming the field or policies; their pools untouched', async () => {
+    // Three pools, each with one node running an app, every window open.
+    const fatal = await poolWithApp(kube, res, 'e2e-pol-fatal', { ...ON_DEMAND_AMD64, expireAfter: '15m' });
+    const tie = await poolWithApp(kube, res, 'e2e-pol-tie', ON_DEMAND_AMD64);
+    const ok = await poolWithApp(kube, res, 'e2e-pol-ok', ON_DEMAND_AMD64);
+    const cooldown = { readyTimeout: '5m', cooldownAfter: '30m' };
+    // expireAfter 15m is shorter than the lead time K·P + t_rot = 2 × 1m + (15m + 2m + 2m): no node can be
+    // guaranteed its windows (A < 0), so the policy must not act at all.
+    await policy(`${fatal.pool}-p`, {
+      nodePools: [fatal.pool],
+      maintenanceWindows: ALWAYS,
+      surge: { readyTimeout: '15m', cooldownAfter: '30m' },
+    });
+    await policy(`${tie.pool}-a`, {
+      nodePools: [tie.pool],
+      maintenanceWindows: ALWAYS,
+      ageThreshold: '1s',
+      surge: cooldown,
+    });
+    await policy(`${tie.pool}-b`, {
+      nodePools: [tie.pool],
+      maintenanceWindows: ALWAYS,
+      ageThreshold: '1s',
+      surge: cooldown,
+    });
+    await policy(`${ok.pool}-p`, {
+      nodePools: [ok.pool],
+      maintenanceWindows: ALWAYS,
+      ageThreshold: '1s',
+      surge: cooldown,
+    });
+
+    const identity = serviceAccountKubeconfig(fatal.ns);
+    cleanups.push(identity.cleanup);
+    const controller = new ControllerProcess(fatal.ns, [], identity.kubeconfig);
+    cleanups.push(() => controller.kill());
+    await controller.start();
+
+    // The healthy pool is rotated: its node is replaced.
+    await waitFor(
+      'the healthy pool rotated',
+      async () => {
+        const claims = await kube.nodeClaims(ok.pool);
+        const ann = (await kube.getNodePool(ok.pool))?.metadata.annotations ?? {};
+        return !claims.some((c) => c.metadata.name === ok.claim.metadata.name) && A.lastRotationAt in ann;
+      },
+      { timeoutMs: 300_000, intervalMs: 1000, describe: () => controller.tail(20) },
+    );
+
+    const stalledFatal = await waitFor('the infeasible policy Stalled', async () => {
+      const c = await condition(`${fatal.pool}-p`, 'Stalled');
+      return c?.status === 'True' ? c : undefined;
+    });
+    expect(stalledFatal.reason).toBe('Invalid');
+    expect(stalledFatal.message).toMatch(
+      /NodePool e2e-pol-fatal-\w+: spec.ageThreshold: .*\(NonPositiveAgeThreshold\)/,
+    );
+    expect(await condition(`${fatal.pool}-p`, 'Ready')).toMatchObject({ status: 'False', reason: 'Invalid' });
+
+    for (const name of [`${tie.pool}-a`, `${tie.pool}-b`]) {
+      const c = await waitFor(`${name} Stalled by the tie`, async () => {
+        const s = await condition(name, 'Stalled');
+        return s?.status === 'True' ? s : undefined;
+      });
+      expect(c.reason).toBe('Conflict');
+      expect(c.message).toContain(`RotationPolicies ${tie.pool}-a, ${tie.pool}-b match NodePool ${tie.pool} equally`);
+    }
+    expect(await condition(`${ok.pool}-p`, 'Ready')).toMatchObject({ status: 'True', reason: 'Accepted' });
+
+    // Nothing of ours on the blocked pools, their nodes or claims; their original nodes are still there.
+    for (const blocked of [fatal, tie]) {
+      const ann = (await kube.getNodePool(blocked.pool))?.metadata.annotations ?? {};
+      expect(Object.keys(ann).filter((k) => k.startsWith('noderotation.io/'))).toEqual([]);
+      const claims = await kube.nodeClaims(blocked.pool);
+      expect(claims.map((c) => c.metadata.name)).toEqual([blocked.claim.metadata.name]);
+      expect(
+        Object.keys(claims[0]?.metadata.annotations ?? {}).filter((k) => k.startsWith('noderotation.io/')),
+      ).toEqual([]);
+    }
+    expect(
+      controller.logs.filter((l) => l.nodepool === fatal.pool || l.nodepool === tie.pool).map((l) => l.action),
+    ).toEqual(expect.not.arrayContaining(['annotate', 'cordon', 'createPod', 'deleteNodeClaim']));
+  });
+});
