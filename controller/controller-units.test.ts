@@ -3,6 +3,7 @@ import type { PoolReport } from '../src/engine/types.js';
 import { A } from '../src/engine/annotations.js';
 import { eventObject } from './execute/events.js';
 import { annotationPatch } from './execute/executor.js';
+import { actionKey, matchesFailpoint } from './execute/failpoint.js';
 import { parseBindAddress } from './http.js';
 import { microTime, toRecord } from './leader/lease-store.js';
 import { jsonLogger } from './log.js';
@@ -313,5 +314,18 @@ describe('controller flags', () => {
     expect(parseBindAddress('metrics-bind-address', '0')).toBeNull();
     expect(parseControllerFlags([], { KUBECONFIG: '/k' }).kubeconfig).toBe('/k');
     expect(parseControllerFlags(['--kubeconfig', '/x'], { KUBECONFIG: '/k' }).kubeconfig).toBe('/x');
+  });
+});
+
+describe('failpoint keys (crash tests)', () => {
+  const anchor = { type: 'annotate' as const, target: { kind: 'NodePool' as const, name: 'p' }, reason: 'r' };
+  it('the anchor and the draining write are told apart', () => {
+    const k1 = actionKey({ ...anchor, set: { [A.activeRotation]: 'c' }, remove: [] });
+    const k2 = actionKey({ ...anchor, set: { [A.activeRotationState]: 'draining', [A.drainingAt]: 't' }, remove: [] });
+    const fp = `annotate:NodePool:${A.activeRotation}`;
+    expect(matchesFailpoint(fp, k1)).toBe(true);
+    expect(matchesFailpoint(fp, k2)).toBe(false);
+    expect(matchesFailpoint(`annotate:NodePool:${A.activeRotationState}`, k2)).toBe(true);
+    expect(actionKey({ type: 'cordon', node: 'n', reason: 'r' })).toBe('cordon');
   });
 });

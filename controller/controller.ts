@@ -12,6 +12,7 @@ import type { NodeClaim, NodePool } from '../src/karpenter/types.js';
 import type { Node, Pod } from '../src/kube/types.js';
 import { EventRecorder } from './execute/events.js';
 import { execute, LostRace, PATHS, type ExecutorDeps } from './execute/executor.js';
+import { failpoint } from './execute/failpoint.js';
 import type { KubeClient } from './kube/client.js';
 import { Reflector } from './kube/reflector.js';
 import { NODE, NODECLAIM, NODEPOOL, pick, POD, ROTATIONPOLICY } from './kube/shape.js';
@@ -52,6 +53,8 @@ export class Controller {
   private queue: WorkQueue | null = null;
   private readonly reports = new Map<string, PoolReport>();
   private readonly abort = new AbortController();
+  /** Crash tests only (NODEROTATION_FAILPOINT); a no-op otherwise. */
+  private readonly afterWrite = failpoint(process.env);
   private watching: Promise<void>[] = [];
   private resync: { cancel(): void } | null = null;
 
@@ -245,6 +248,7 @@ export class Controller {
       if (a.type !== 'event' && a.type !== 'observe') log.info(a.reason, describe(a));
       try {
         await execute(a, deps);
+        this.afterWrite(a);
       } catch (e) {
         if (e instanceof LostRace) {
           log.info('lost the race for the anchor; deciding again from fresh state', { reason: e.message });

@@ -27,6 +27,7 @@ export class ControllerProcess {
   readonly logs: LogLine[] = [];
   private child: ChildProcess | null = null;
   private exit: Promise<number | null> | null = null;
+  private exitSignal: Promise<NodeJS.Signals | null> | null = null;
   metricsPort = 0;
   healthPort = 0;
 
@@ -35,6 +36,8 @@ export class ControllerProcess {
     private readonly namespace: string,
     private readonly extraArgs: string[] = [],
     private readonly kubeconfig?: string,
+    /** Extra environment, e.g. NODEROTATION_FAILPOINT for a crash test. */
+    private readonly env: Record<string, string> = {},
   ) {}
 
   async start(): Promise<void> {
@@ -61,7 +64,7 @@ export class ControllerProcess {
         'debug',
         ...this.extraArgs,
       ],
-      { cwd: repoRoot, stdio: ['ignore', 'ignore', 'pipe'] },
+      { cwd: repoRoot, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...this.env } },
     );
     this.child = child;
     let buf = '';
@@ -80,11 +83,18 @@ export class ControllerProcess {
       }
     });
     this.exit = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-    await waitFor('the controller to be ready (caches synced)', async () => (await this.get('/readyz', true)) === 200, {
-      timeoutMs: 60_000,
-      intervalMs: 250,
-      describe: () => this.tail(),
-    });
+    this.exitSignal = new Promise((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+    // Ready, or already gone (a crash test's failpoint can fire within the first pass).
+    const gone = (): boolean => child.exitCode !== null || child.signalCode !== null;
+    await waitFor(
+      'the controller to be ready (caches synced)',
+      async () => gone() || (await this.get('/readyz', true)) === 200,
+      {
+        timeoutMs: 60_000,
+        intervalMs: 250,
+        describe: () => this.tail(),
+      },
+    );
   }
 
   get pid(): number | undefined {
@@ -105,6 +115,11 @@ export class ControllerProcess {
   async metrics(): Promise<string> {
     const r = await fetch(`http://127.0.0.1:${this.metricsPort}/metrics`);
     return r.text();
+  }
+
+  /** Resolves with the signal that ended the process (null after a normal exit). */
+  async ended(): Promise<NodeJS.Signals | null> {
+    return (await this.exitSignal) ?? null;
   }
 
   /** SIGTERM and wait for the exit code. */
