@@ -2,18 +2,11 @@
 // (anchor, claim state, freeze, cordon, placeholder, surge claim, draining, delete) — a failpoint makes the
 // moment exact — and restarted each time. The rotation still completes surge-first, and nothing of ours is
 // left on any object.
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { A } from '../../src/engine/annotations.js';
-import type { RotationPolicy } from '../../src/generated/api-types.js';
-import { ON_DEMAND_AMD64, poolWithApp, useCluster } from './helpers/context.js';
-import { ControllerProcess } from './helpers/controller-process.js';
+import { ON_DEMAND_AMD64, poolWithApp } from './helpers/context.js';
+import { ALWAYS_OPEN, useController } from './helpers/controller-context.js';
 import { podRunningReady, waitFor } from './helpers/k8s.js';
-import {
-  createRotationPolicy,
-  deleteRotationPolicy,
-  installNoderotation,
-  serviceAccountKubeconfig,
-} from './helpers/noderotation-api.js';
 
 /** The writes of one surge rotation, in order (controller/execute/failpoint.ts names them). */
 const STEPS = [
@@ -28,38 +21,21 @@ const STEPS = [
 ];
 
 describe('crash safety', () => {
-  const { kube, res } = useCluster();
-  const cleanups: (() => Promise<void> | void)[] = [];
-  beforeAll(() => installNoderotation());
-  afterEach(async () => {
-    for (const c of cleanups.splice(0).reverse()) await c();
-  });
+  const ctx = useController();
+  const { kube, res } = ctx;
 
   it('kill -9 after each step of a rotation: each restart resumes it; it completes with nothing left', async () => {
     const { ns, pool, claim } = await poolWithApp(kube, res, 'e2e-crash', ON_DEMAND_AMD64);
-    const policy: RotationPolicy = {
-      apiVersion: 'noderotation.io/v1alpha1',
-      kind: 'RotationPolicy',
-      metadata: { name: `${pool}-policy` },
-      spec: {
-        nodePools: [pool],
-        maintenanceWindows: [
-          { timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start: '00:00', end: '00:00' },
-        ],
-        ageThreshold: '1s',
-        surge: { readyTimeout: '5m', cooldownAfter: '30m' },
-      },
-    };
-    await createRotationPolicy(kube, policy);
-    cleanups.push(() => deleteRotationPolicy(kube, policy.metadata.name));
-    const identity = serviceAccountKubeconfig(ns);
-    cleanups.push(identity.cleanup);
+    await ctx.policy(`${pool}-policy`, {
+      nodePools: [pool],
+      maintenanceWindows: ALWAYS_OPEN,
+      ageThreshold: '1s',
+      surge: { readyTimeout: '5m', cooldownAfter: '30m' },
+    });
 
     const crashed: string[] = [];
     for (const step of STEPS) {
-      const c = new ControllerProcess(ns, [], identity.kubeconfig, { NODEROTATION_FAILPOINT: step });
-      cleanups.push(() => c.kill());
-      await c.start();
+      const c = await ctx.controller(ns, [], { NODEROTATION_FAILPOINT: step });
       // The step may need the cluster first (the surge node to come up before the surge-claim write).
       const signal = await Promise.race([
         c.ended(),
@@ -71,9 +47,7 @@ describe('crash safety', () => {
     expect(crashed).toEqual(STEPS);
 
     // A last, clean controller finishes whatever is left.
-    const last = new ControllerProcess(ns, [], identity.kubeconfig);
-    cleanups.push(() => last.kill());
-    await last.start();
+    const last = await ctx.controller(ns);
     await waitFor(
       'the rotation complete',
       async () => {

@@ -1,23 +1,13 @@
 // A policy that cannot work and an equal-specificity tie, next to a healthy pool, under one controller: the
 // first two are Stalled with a message naming the field or the policies and their pools are never touched,
 // while the healthy pool is rotated as usual.
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { A } from '../../src/engine/annotations.js';
-import type { RotationPolicy, RotationPolicySpec } from '../../src/generated/api-types.js';
-import { ON_DEMAND_AMD64, poolWithApp, useCluster } from './helpers/context.js';
-import { ControllerProcess } from './helpers/controller-process.js';
+import type { RotationPolicySpec } from '../../src/generated/api-types.js';
+import { ON_DEMAND_AMD64, poolWithApp } from './helpers/context.js';
+import { ALWAYS_OPEN, useController } from './helpers/controller-context.js';
 import { waitFor } from './helpers/k8s.js';
-import {
-  createRotationPolicy,
-  deleteRotationPolicy,
-  getRotationPolicy,
-  installNoderotation,
-  serviceAccountKubeconfig,
-} from './helpers/noderotation-api.js';
-
-const ALWAYS = [
-  { timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start: '00:00', end: '00:00' },
-] as RotationPolicySpec['maintenanceWindows'];
+import { getRotationPolicy } from './helpers/noderotation-api.js';
 
 interface Status {
   matchedNodePools?: number;
@@ -25,23 +15,11 @@ interface Status {
 }
 
 describe('policies that cannot act', () => {
-  const { kube, res } = useCluster();
-  const cleanups: (() => Promise<void> | void)[] = [];
-  beforeAll(() => installNoderotation());
-  afterEach(async () => {
-    for (const c of cleanups.splice(0).reverse()) await c();
-  });
-
-  async function policy(name: string, spec: RotationPolicySpec): Promise<void> {
-    const p: RotationPolicy = {
-      apiVersion: 'noderotation.io/v1alpha1',
-      kind: 'RotationPolicy',
-      metadata: { name },
-      spec,
-    };
-    await createRotationPolicy(kube, p);
-    cleanups.push(() => deleteRotationPolicy(kube, name));
-  }
+  const ctx = useController();
+  const { kube, res } = ctx;
+  const policy = async (name: string, spec: RotationPolicySpec): Promise<void> => {
+    await ctx.policy(name, spec);
+  };
 
   const condition = async (name: string, type: string) =>
     ((await getRotationPolicy(kube, name))?.status as Status | undefined)?.conditions?.find((c) => c.type === type);
@@ -56,33 +34,29 @@ describe('policies that cannot act', () => {
     // guaranteed its windows (A < 0), so the policy must not act at all.
     await policy(`${fatal.pool}-p`, {
       nodePools: [fatal.pool],
-      maintenanceWindows: ALWAYS,
+      maintenanceWindows: ALWAYS_OPEN,
       surge: { readyTimeout: '15m', cooldownAfter: '30m' },
     });
     await policy(`${tie.pool}-a`, {
       nodePools: [tie.pool],
-      maintenanceWindows: ALWAYS,
+      maintenanceWindows: ALWAYS_OPEN,
       ageThreshold: '1s',
       surge: cooldown,
     });
     await policy(`${tie.pool}-b`, {
       nodePools: [tie.pool],
-      maintenanceWindows: ALWAYS,
+      maintenanceWindows: ALWAYS_OPEN,
       ageThreshold: '1s',
       surge: cooldown,
     });
     await policy(`${ok.pool}-p`, {
       nodePools: [ok.pool],
-      maintenanceWindows: ALWAYS,
+      maintenanceWindows: ALWAYS_OPEN,
       ageThreshold: '1s',
       surge: cooldown,
     });
 
-    const identity = serviceAccountKubeconfig(fatal.ns);
-    cleanups.push(identity.cleanup);
-    const controller = new ControllerProcess(fatal.ns, [], identity.kubeconfig);
-    cleanups.push(() => controller.kill());
-    await controller.start();
+    const controller = await ctx.controller(fatal.ns);
 
     // The healthy pool is rotated: its node is replaced.
     await waitFor(

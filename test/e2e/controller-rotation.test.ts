@@ -1,36 +1,16 @@
 // The controller as a process against real Karpenter: a governed NodePool's node, past its age threshold
 // inside an open window, is rotated surge-first — the surge NodeClaim Ready before the old one is deleted,
 // the workload moved onto it, every marker of ours gone — and the metrics, events and status say so.
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { A } from '../../src/engine/annotations.js';
-import type { RotationPolicy } from '../../src/generated/api-types.js';
-import { ON_DEMAND_AMD64, poolWithApp, useCluster } from './helpers/context.js';
-import { ControllerProcess } from './helpers/controller-process.js';
+import { ON_DEMAND_AMD64, poolWithApp } from './helpers/context.js';
+import { ALWAYS_OPEN, useController } from './helpers/controller-context.js';
 import { metricSum, podRunningReady, waitFor } from './helpers/k8s.js';
-import {
-  createRotationPolicy,
-  deleteRotationPolicy,
-  eventsV1,
-  getRotationPolicy,
-  installNoderotation,
-  serviceAccountKubeconfig,
-} from './helpers/noderotation-api.js';
-
-const ALL_DAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
+import { eventsV1, getRotationPolicy } from './helpers/noderotation-api.js';
 
 describe('the controller rotates a node surge-first', () => {
-  const { kube, res } = useCluster();
-  const controllers: ControllerProcess[] = [];
-  const policies: string[] = [];
-  const cleanups: (() => void)[] = [];
-
-  beforeAll(() => installNoderotation());
-
-  afterEach(async () => {
-    for (const c of controllers.splice(0)) await c.kill();
-    for (const p of policies.splice(0)) await deleteRotationPolicy(kube, p);
-    for (const c of cleanups.splice(0)) c();
-  });
+  const ctx = useController();
+  const { kube, res } = ctx;
 
   it('happy path: surge Ready before the old claim is deleted, workload moved, markers gone, observed', async () => {
     const priorityClass = await res.priorityClass('e2e-ctl-ph', -10, 'Never');
@@ -38,26 +18,14 @@ describe('the controller rotates a node surge-first', () => {
     const oldName = oldClaim.metadata.name;
 
     // The window is always open and every node is past its threshold at once; cooldownAfter keeps it to one.
-    const policy: RotationPolicy = {
-      apiVersion: 'noderotation.io/v1alpha1',
-      kind: 'RotationPolicy',
-      metadata: { name: `${pool}-policy` },
-      spec: {
-        nodePools: [pool],
-        maintenanceWindows: [{ timezone: 'UTC', days: [...ALL_DAYS], start: '00:00', end: '00:00' }],
-        ageThreshold: '1s',
-        surge: { readyTimeout: '5m', cooldownAfter: '30m', placeholder: { priorityClassName: priorityClass } },
-      },
-    };
-    await createRotationPolicy(kube, policy);
-    policies.push(policy.metadata.name);
-
+    const policy = await ctx.policy(`${pool}-policy`, {
+      nodePools: [pool],
+      maintenanceWindows: ALWAYS_OPEN,
+      ageThreshold: '1s',
+      surge: { readyTimeout: '5m', cooldownAfter: '30m', placeholder: { priorityClassName: priorityClass } },
+    });
     // The controller runs as its ServiceAccount with exactly the rules of controller/rbac.ts.
-    const identity = serviceAccountKubeconfig(ns);
-    cleanups.push(identity.cleanup);
-    const controller = new ControllerProcess(ns, [], identity.kubeconfig);
-    controllers.push(controller);
-    await controller.start();
+    const controller = await ctx.controller(ns);
 
     const replacement = await waitFor(
       'the old NodeClaim gone and one Ready replacement',

@@ -1,28 +1,17 @@
 // Switching from the reference controller: a rotation it left mid-surge, in its exact annotation and
 // placeholder form, is adopted by our controller (process, own ServiceAccount) and completed — its placeholder
 // used, not replaced — with nothing of either controller left behind.
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { A } from '../../src/engine/annotations.js';
-import type { RotationPolicy } from '../../src/generated/api-types.js';
-import { poolWithApp, useCluster } from './helpers/context.js';
-import { ControllerProcess } from './helpers/controller-process.js';
+import { poolWithApp } from './helpers/context.js';
+import { ALWAYS_OPEN, useController } from './helpers/controller-context.js';
 import { waitFor } from './helpers/k8s.js';
-import {
-  createRotationPolicy,
-  deleteRotationPolicy,
-  eventsV1,
-  installNoderotation,
-  serviceAccountKubeconfig,
-} from './helpers/noderotation-api.js';
+import { eventsV1 } from './helpers/noderotation-api.js';
 import { writeReferenceRotation } from './helpers/reference-state.js';
 
 describe('takeover from the reference controller', () => {
-  const { kube, res } = useCluster();
-  const cleanups: (() => Promise<void> | void)[] = [];
-  beforeAll(() => installNoderotation());
-  afterEach(async () => {
-    for (const c of cleanups.splice(0).reverse()) await c();
-  });
+  const ctx = useController();
+  const { kube, res } = ctx;
 
   it("resumes a rotation left in flight in the reference's form and completes it, leaving nothing", async () => {
     const priorityClass = await res.priorityClass('e2e-tko-ph', -10, 'Never');
@@ -45,25 +34,12 @@ describe('takeover from the reference controller', () => {
     });
 
     // The same policy the reference governed the pool with (window always open; one rotation).
-    const policy: RotationPolicy = {
-      apiVersion: 'noderotation.io/v1alpha1',
-      kind: 'RotationPolicy',
-      metadata: { name: `${pool}-policy` },
-      spec: {
-        nodePools: [pool],
-        maintenanceWindows: [
-          { timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start: '00:00', end: '00:00' },
-        ],
-        surge: { readyTimeout: '10m', cooldownAfter: '30m', placeholder: { priorityClassName: priorityClass } },
-      },
-    };
-    await createRotationPolicy(kube, policy);
-    cleanups.push(() => deleteRotationPolicy(kube, policy.metadata.name));
-    const identity = serviceAccountKubeconfig(ns);
-    cleanups.push(identity.cleanup);
-    const controller = new ControllerProcess(ns, [], identity.kubeconfig);
-    cleanups.push(() => controller.kill());
-    await controller.start();
+    await ctx.policy(`${pool}-policy`, {
+      nodePools: [pool],
+      maintenanceWindows: ALWAYS_OPEN,
+      surge: { readyTimeout: '10m', cooldownAfter: '30m', placeholder: { priorityClassName: priorityClass } },
+    });
+    const controller = await ctx.controller(ns);
 
     await waitFor(
       'the adopted rotation to complete',

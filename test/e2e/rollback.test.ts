@@ -9,45 +9,18 @@
 // headroom check (footprint 500m) passes while no 1-cpu instance type fits the remaining 500m.
 import { describe, expect, it } from 'vitest';
 import { A } from '../../src/engine/annotations.js';
-import { deployment, useCluster } from './helpers/context.js';
+import { limitedPoolWithApp, ourMarkers, useCluster } from './helpers/context.js';
 import { anytimePolicy, reconcileOnce } from './helpers/engine-shell.js';
-import { conditionTrue, podRunningReady, waitFor } from './helpers/k8s.js';
+import { waitFor } from './helpers/k8s.js';
 
 describe('a surge that cannot land', () => {
   const { kube, res } = useCluster();
 
   it('rolls back after readyTimeout and leaves the old node as it was', async () => {
-    const ns = await res.namespace('e2e-rb');
     const priorityClass = await res.priorityClass('e2e-ph', -10, 'Never');
-    const pool = await res.nodePool(
-      'e2e-rb',
-      {
-        expireAfter: '720h',
-        terminationGracePeriod: '2m',
-        requirements: [
-          { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['c-1x-amd64-linux'] },
-          { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-        ],
-      },
-      { limits: { cpu: '1' } },
-    );
-    await kube.apps.createNamespacedDeployment({
-      namespace: ns,
-      body: deployment({ name: 'app', pool, replicas: 1, cpu: '500m' }),
-    });
-    const [claim] = await waitFor(
-      'one Ready NodeClaim running the app, counted in the pool status',
-      async () => {
-        const claims = (await kube.nodeClaims(pool)).filter((c) => conditionTrue(c, 'Ready'));
-        const counted = (await kube.getNodePool(pool))?.status?.resources?.cpu;
-        return claims.length === 1 && counted === '500m' && (await kube.pods(ns, 'app=app')).some(podRunningReady)
-          ? claims
-          : undefined;
-      },
-      { timeoutMs: 180_000 },
-    );
-    const name = claim!.metadata.name;
-    const nodeName = claim!.status?.nodeName as string;
+    const { ns, pool, claim } = await limitedPoolWithApp(kube, res, 'e2e-rb');
+    const name = claim.metadata.name;
+    const nodeName = claim.status?.nodeName as string;
 
     // A short readyTimeout keeps the test short; failurePause keeps it to one attempt.
     const policy = anytimePolicy(pool, {
@@ -89,11 +62,7 @@ describe('a surge that cannot land', () => {
     expect((await kube.nodeClaims(pool)).map((c) => c.metadata.name)).toEqual([name]);
     const node = await kube.getNode(nodeName);
     expect(node?.spec?.unschedulable ?? false).toBe(false);
-    expect(
-      Object.keys(node?.metadata?.annotations ?? {}).filter(
-        (k) => k.startsWith('noderotation.io/') || k === A.doNotDisrupt,
-      ),
-    ).toEqual([]);
+    expect(ourMarkers(node?.metadata?.annotations)).toEqual([]);
     expect((await kube.pods(ns)).filter((p) => p.metadata?.name?.startsWith('noderotation-surge-'))).toEqual([]);
     const claimAnn = (await kube.getNodeClaim(name))?.metadata.annotations ?? {};
     expect(claimAnn).toMatchObject({ [A.state]: 'failed', [A.retryCount]: '1' });

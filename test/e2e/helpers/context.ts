@@ -7,6 +7,7 @@ import { NODEPOOL_LABEL } from '../../../src/karpenter/types.js';
 import { logTails } from './cluster.js';
 import { conditionTrue, Kube, podRunningReady, TestResources, waitFor, type NodePoolTemplateSpec } from './k8s.js';
 import type { NodeClaim } from '../../../src/karpenter/types.js';
+import { A } from '../../../src/engine/annotations.js';
 
 export function useCluster(): { kube: Kube; res: TestResources } {
   const kube = new Kube();
@@ -113,4 +114,51 @@ export async function poolWithApp(
     { timeoutMs: 180_000 },
   );
   return { ns, pool, claim };
+}
+
+/**
+ * A NodePool of 1-cpu nodes whose limits (1 cpu) leave room for exactly one, with an app of 500m on it: a surge
+ * node can never be launched there. Resolves once the node is Ready, counted in the pool status, and runs the app.
+ */
+export async function limitedPoolWithApp(
+  kube: Kube,
+  res: TestResources,
+  prefix: string,
+): Promise<{ ns: string; pool: string; claim: NodeClaim }> {
+  const ns = await res.namespace(prefix);
+  const pool = await res.nodePool(
+    prefix,
+    {
+      expireAfter: '720h',
+      terminationGracePeriod: '2m',
+      requirements: [
+        { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['c-1x-amd64-linux'] },
+        { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+      ],
+    },
+    { limits: { cpu: '1' } },
+  );
+  await kube.apps.createNamespacedDeployment({
+    namespace: ns,
+    body: deployment({ name: 'app', pool, replicas: 1, cpu: '500m' }),
+  });
+  const claim = await waitFor(
+    'one Ready NodeClaim running the app, counted in the pool status',
+    async () => {
+      const claims = (await kube.nodeClaims(pool)).filter((c) => conditionTrue(c, 'Ready'));
+      const counted = (await kube.getNodePool(pool))?.status?.resources?.cpu;
+      return claims.length === 1 && counted === '500m' && (await kube.pods(ns, 'app=app')).some(podRunningReady)
+        ? claims[0]
+        : undefined;
+    },
+    { timeoutMs: 180_000 },
+  );
+  return { ns, pool, claim };
+}
+
+/** The annotation keys of ours (and the do-not-disrupt we may have set) on an object, sorted. */
+export function ourMarkers(annotations: Record<string, string> | undefined): string[] {
+  return Object.keys(annotations ?? {})
+    .filter((k) => k.startsWith('noderotation.io/') || k === A.doNotDisrupt)
+    .sort();
 }
