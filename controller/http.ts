@@ -3,6 +3,7 @@
 // not the leader is ready too: it is a warm standby).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { describeValue } from '../src/util/describe.js';
 
 /** ":8080" → all interfaces; "127.0.0.1:0" → an ephemeral port; "0" → disabled (controller-runtime's rule). */
 export function parseBindAddress(flag: string, text: string): { host: string; port: number } | null {
@@ -11,7 +12,7 @@ export function parseBindAddress(flag: string, text: string): { host: string; po
   const port = m ? Number(m[2]) : NaN;
   if (!m || port > 65535) {
     throw new Error(
-      `--${flag}: found "${text.slice(0, 80)}"; allowed: HOST:PORT or :PORT (e.g. :8080), or 0 to disable`,
+      `--${flag}: found ${describeValue(text)}; allowed: HOST:PORT or :PORT (e.g. :8080), or 0 to disable`,
     );
   }
   const host = (m[1] as string).replace(/^\[(.*)\]$/, '$1');

@@ -14,6 +14,7 @@ import { apiLeaseStore } from './leader/lease-store.js';
 import { jsonLogger, type Level } from './log.js';
 import { ControllerMetrics } from './metrics.js';
 import { realClock } from './queue/clock.js';
+import { describeValue } from '../src/util/describe.js';
 
 export const CONTROLLER_USAGE = `  noderotation controller [--kubeconfig FILE] [--namespace node-rotation-system]
       [--leader-elect] [--metrics-bind-address :8080] [--health-probe-bind-address :8081] [--placeholder-image IMAGE]
@@ -57,7 +58,7 @@ export function parseControllerFlags(args: string[], env: NodeJS.ProcessEnv): Co
     allowPositionals: false,
   });
   const bad = (flag: string, found: string, allowed: string): never => {
-    throw new ControllerUsageError(`--${flag}: found "${found.slice(0, 80)}"; allowed: ${allowed}`);
+    throw new ControllerUsageError(`--${flag}: found ${describeValue(found)}; allowed: ${allowed}`);
   };
   const namespace = values.namespace;
   if (!DNS_LABEL.test(namespace)) bad('namespace', namespace, 'a namespace name (DNS label)');

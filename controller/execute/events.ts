@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { rfc3339 } from '../../src/engine/annotations.js';
 import type { Ref } from '../../src/engine/types.js';
 import { boundedCache } from '../../src/util/bounded-cache.js';
+import { truncate } from '../../src/util/describe.js';
 import type { Clock } from '../queue/clock.js';
 import type { KubeClient } from '../kube/client.js';
 
@@ -52,7 +53,7 @@ export function eventObject(e: EventInput, instance: string, now: number): Recor
     action: 'Rotate',
     reason: e.reason,
     type: e.type,
-    note: e.note.length > NOTE_LIMIT ? `${e.note.slice(0, NOTE_LIMIT - 1)}…` : e.note,
+    note: truncate(e.note, NOTE_LIMIT),
     regarding: {
       apiVersion: API_VERSION[e.target.kind],
       kind: e.target.kind,

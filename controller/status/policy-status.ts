@@ -9,6 +9,7 @@
 import type { FieldError } from '../../src/api/validate.js';
 import type { PoolReport } from '../../src/engine/types.js';
 import { canonicalJson } from '../../src/util/canonical.js';
+import { truncate } from '../../src/util/describe.js';
 
 export interface Condition {
   type: string;
@@ -118,7 +119,7 @@ function condition(type: string, c: Pick<Condition, 'status' | 'reason' | 'messa
     observedGeneration: i.generation,
     lastTransitionTime: prev && prev.status === c.status ? prev.lastTransitionTime : i.now,
     reason: c.reason,
-    message: c.message.length > MAX_MESSAGE ? `${c.message.slice(0, MAX_MESSAGE - 1)}…` : c.message,
+    message: truncate(c.message, MAX_MESSAGE),
   };
 }
 

@@ -3,6 +3,7 @@ import { Composer, Lexer, Parser } from 'yaml';
 import type { MaintenancePlan, RotationPolicy } from '../generated/api-types.js';
 import type { NodeClaim, NodePool } from '../karpenter/types.js';
 import { validateAgainst, type FieldError } from './validate.js';
+import { describeValue, truncate } from '../util/describe.js';
 
 export interface Source {
   file: string;
@@ -50,7 +51,7 @@ function karpenterErrors(doc: Record<string, unknown>, kind: 'NodePool' | 'NodeC
   if (ts !== undefined && (typeof ts !== 'string' || !TIMESTAMP.test(ts) || Number.isNaN(Date.parse(ts))))
     errors.push({
       path: 'metadata.creationTimestamp',
-      found: typeof ts === 'string' ? JSON.stringify(ts.slice(0, 60)) : describeType(ts),
+      found: typeof ts === 'string' ? describeValue(ts) : describeType(ts),
       allowed: 'an RFC 3339 time such as 2027-01-04T00:00:00Z',
     });
   return errors;
@@ -361,7 +362,7 @@ function describeType(value: unknown): string {
 function objectLabel(kind: string, doc: Record<string, unknown>): string {
   const name = (doc.metadata as { name?: unknown } | undefined)?.name;
   const label = `${kind || 'object'}/${typeof name === 'string' && name !== '' ? name : '?'}`;
-  return label.length > 100 ? `${label.slice(0, 99)}…` : label;
+  return truncate(label, 100);
 }
 
 const OURS = 'noderotation.io/v1alpha1';
@@ -407,7 +408,7 @@ function classify(value: unknown, source: Source, out: Inputs): void {
       push([
         {
           path: apiVersion === OURS ? 'kind' : 'apiVersion',
-          found: `${apiVersion.slice(0, 60)} ${kind.slice(0, 60)}`,
+          found: `${truncate(apiVersion, 60)} ${truncate(kind, 60)}`,
           allowed: `${OUR_KINDS} (a Scenario is read by noderotation simulate)`,
         },
       ]);
@@ -425,7 +426,7 @@ function classify(value: unknown, source: Source, out: Inputs): void {
       push([
         {
           path: 'apiVersion',
-          found: apiVersion.slice(0, 60),
+          found: truncate(apiVersion, 60),
           allowed: `${KARPENTER} (Karpenter 1.0 and later; convert older objects with Karpenter's upgrade guide)`,
         },
       ]);
@@ -436,6 +437,6 @@ function classify(value: unknown, source: Source, out: Inputs): void {
     else out.nodeClaims.push(doc as unknown as NodeClaim);
     named();
   } else {
-    out.ignored.push({ ...source, kind: `${apiVersion.slice(0, 60)} ${kind.slice(0, 60)}` });
+    out.ignored.push({ ...source, kind: `${truncate(apiVersion, 60)} ${truncate(kind, 60)}` });
   }
 }

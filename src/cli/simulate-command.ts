@@ -1,4 +1,5 @@
 // `noderotation simulate -f scenario.yaml [-o table|json|html]`: the engine against a model of Karpenter.
+import { truncate } from '../util/describe.js';
 import type { Scenario } from '../generated/api-types.js';
 import { formatInputError, parseYamlFile } from '../api/documents.js';
 import { validateAgainst } from '../api/validate.js';
@@ -51,7 +52,7 @@ function readScenario(name: string, text: string): { scenario?: Scenario; proble
   if (apiVersion !== 'noderotation.io/v1alpha1' || kind !== 'Scenario') {
     const found =
       typeof apiVersion === 'string' && typeof kind === 'string'
-        ? `${apiVersion.slice(0, 60)} ${kind.slice(0, 60)}`
+        ? `${truncate(apiVersion, 60)} ${truncate(kind, 60)}`
         : 'an object without apiVersion and kind';
     problems.push(
       `${name}, document ${first.document}: apiVersion/kind: found ${found}; ` +

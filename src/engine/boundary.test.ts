@@ -83,7 +83,7 @@ describe('toEngineSnapshot', () => {
     {
       reason: 'an object without a name names its index',
       input: { ...raw, nodes: [{ metadata: {} }] },
-      message: 'nodes[0].metadata.name: undefined; expected a non-empty string',
+      message: 'nodes[0].metadata.name: nothing; expected a non-empty string',
     },
     {
       reason: 'a function is not JSON data',

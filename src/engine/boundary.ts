@@ -8,6 +8,7 @@ import type { RotationPolicy } from '../generated/api-types.js';
 import type { NodeClaim, NodePool } from '../karpenter/types.js';
 import type { Node, Pod } from '../kube/types.js';
 import type { Snapshot } from './types.js';
+import { describeValue } from '../util/describe.js';
 
 /** What the controller has: objects as its client returned them (class instances, Dates), read-only. */
 export interface ClientSnapshot {
@@ -34,15 +35,10 @@ export function timestamp(d: Date, path: string): string {
   return ms % 1000 === 0 ? d.toISOString().replace('.000Z', 'Z') : d.toISOString();
 }
 
-const preview = (v: unknown): string => {
-  const s = typeof v === 'string' ? JSON.stringify(v) : String(v);
-  return s.length > 40 ? `${s.slice(0, 40)}…` : s;
-};
-
 function plain(value: unknown, path: string): unknown {
   if (value instanceof Date) return timestamp(value, path);
   if (typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint')
-    throw new SnapshotError(`${path}: a ${typeof value} (${preview(value)}); expected JSON data`);
+    throw new SnapshotError(`${path}: a ${typeof value} (${describeValue(value)}); expected JSON data`);
   if (typeof value !== 'object' || value === null) return value;
   const hit = converted.get(value);
   if (hit !== undefined) return hit;
@@ -62,7 +58,7 @@ function named(list: readonly object[], field: string): unknown[] {
   return list.map((o, i) => {
     const name = (o as { metadata?: { name?: unknown } }).metadata?.name;
     if (typeof name !== 'string' || name === '')
-      throw new SnapshotError(`${field}[${i}].metadata.name: ${preview(name)}; expected a non-empty string`);
+      throw new SnapshotError(`${field}[${i}].metadata.name: ${describeValue(name)}; expected a non-empty string`);
     return plain(o, `${field}[${i}]`);
   });
 }
@@ -73,7 +69,7 @@ function named(list: readonly object[], field: string): unknown[] {
  */
 export function toEngineSnapshot(input: ClientSnapshot): Snapshot {
   if (typeof input.namespace !== 'string' || input.namespace === '')
-    throw new SnapshotError(`namespace: ${preview(input.namespace)}; expected the controller's namespace`);
+    throw new SnapshotError(`namespace: ${describeValue(input.namespace)}; expected the controller's namespace`);
   return {
     policies: named(input.policies, 'policies') as RotationPolicy[],
     nodePools: named(input.nodePools, 'nodePools') as NodePool[],
