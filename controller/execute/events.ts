@@ -7,12 +7,12 @@
 // a count on the first one (events.k8s.io's `series`), as client-go's recorder does, so a flapping condition
 // cannot flood the apiserver.
 import { createHash } from 'node:crypto';
-import { rfc3339 } from '../../src/engine/annotations.js';
 import type { Ref } from '../../src/engine/types.js';
 import { boundedCache } from '../../src/util/bounded-cache.js';
 import { truncate } from '../../src/util/describe.js';
 import type { Clock } from '../queue/clock.js';
 import type { KubeClient } from '../kube/client.js';
+import { microTime } from '../kube/micro-time.js';
 
 export const REPORTING_CONTROLLER = 'noderotation.io/controller';
 const SERIES_WINDOW_MS = 6 * 60_000;
@@ -38,7 +38,6 @@ const API_VERSION: Record<Ref['kind'], string> = {
 /** The Event object for one occurrence (pure, so its shape is tested without an apiserver). */
 export function eventObject(e: EventInput, instance: string, now: number): Record<string, unknown> {
   const namespace = eventNamespace(e.target);
-  const micro = rfc3339(now).replace(/(\.\d{3})?Z$/, (_, ms: string | undefined) => `${ms ?? '.000'}000Z`);
   const id = createHash('sha256')
     .update(`${e.target.kind}/${e.target.name}/${e.reason}/${e.note}/${now}`)
     .digest('hex')
@@ -47,7 +46,7 @@ export function eventObject(e: EventInput, instance: string, now: number): Recor
     apiVersion: 'events.k8s.io/v1',
     kind: 'Event',
     metadata: { name: `${e.target.name.slice(0, 200)}.${id}`, namespace },
-    eventTime: micro,
+    eventTime: microTime(now),
     reportingController: REPORTING_CONTROLLER,
     reportingInstance: instance,
     action: 'Rotate',

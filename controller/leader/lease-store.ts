@@ -1,6 +1,7 @@
 // The Lease object through the API: reads map to a LeaseRecord, writes are conditioned on resourceVersion
 // (PUT with metadata.resourceVersion: the apiserver answers 409 when someone else wrote in between).
 import { isNotFound, type KubeClient } from '../kube/client.js';
+import { microTime } from '../kube/micro-time.js';
 import type { LeaseStore, StoredLease } from './elector.js';
 import type { LeaseRecord } from './lease.js';
 
@@ -17,9 +18,6 @@ interface LeaseObject {
     leaseTransitions?: number;
   };
 }
-
-/** metav1.MicroTime: RFC 3339 with exactly six fractional digits. */
-export const microTime = (ms: number): string => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 
 const parse = (t: string | undefined): number | null => {
   if (!t) return null;
