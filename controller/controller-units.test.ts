@@ -241,6 +241,33 @@ describe('wire formats', () => {
     expect(text).toContain('noderotation_duration_seconds_bucket{nodepool="a",phase="drain",le="60"} 1');
   });
 
+  it('a NodePool that is gone leaves no gauge series behind', async () => {
+    const m = new ControllerMetrics();
+    const r = {
+      nodePool: 'gone',
+      policy: 'p',
+      governance: 'governed' as const,
+      conflictingPolicies: [],
+      windowOpen: true,
+      frozenUntil: null,
+      candidates: 3,
+      inProgress: false,
+      activeRotation: null,
+      mode: null,
+      shortLead: [],
+      drainStuck: false,
+      retryCountMax: 0,
+      figures: null,
+      findings: [],
+      idle: null,
+      missingPods: [],
+    };
+    m.report(r, true);
+    expect(await m.text()).toContain('noderotation_candidates{nodepool="gone"} 3');
+    m.forgetPool('gone');
+    expect(await m.text()).not.toContain('nodepool="gone"');
+  });
+
   it('API paths map to their resource for the request counter', () => {
     expect(resourceOf('/apis/karpenter.sh/v1/nodeclaims/x')).toBe('nodeclaims');
     expect(resourceOf('/api/v1/namespaces/ns/pods/p')).toBe('pods');

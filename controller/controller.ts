@@ -1,7 +1,7 @@
 // The controller: keeps the watch caches, maps every change to the NodePools it concerns, and runs one pass
 // per NodePool through the work queue — snapshot, decide (the engine), carry the actions out. Every decision
 // is the engine's; this file only moves objects in and actions out.
-import { validateAgainst } from '../src/api/validate.js';
+import { validateAgainst, type FieldError } from '../src/api/validate.js';
 import { A, rfc3339 } from '../src/engine/annotations.js';
 import { decide } from '../src/engine/decide.js';
 import { toEngineSnapshot } from '../src/engine/boundary.js';
@@ -275,6 +275,14 @@ export class Controller {
     await this.carryOut(actions, this.o.log.with({ phase: 'sweep' }), new AbortController().signal);
   }
 
+  /** Schema errors of a policy, once per object (watched objects are replaced, never changed in place). */
+  private readonly validated = new WeakMap<RotationPolicy, FieldError[]>();
+  private validation(policy: RotationPolicy): FieldError[] {
+    let errors = this.validated.get(policy);
+    if (!errors) this.validated.set(policy, (errors = validateAgainst('rotationPolicy', policy)));
+    return errors;
+  }
+
   /** The status of every policy the pool's report concerns, written only when it changes. */
   private async writeStatuses(report: PoolReport): Promise<void> {
     const names = new Set([...(report.policy ? [report.policy] : []), ...report.conflictingPolicies]);
@@ -288,7 +296,7 @@ export class Controller {
       const next = policyStatus({
         name,
         generation: (policy.metadata as { generation?: number }).generation ?? 0,
-        invalid: validateAgainst('rotationPolicy', policy),
+        invalid: this.validation(policy),
         reports,
         previous: prev?.conditions ?? [],
         now: rfc3339(this.o.clock.now()),

@@ -18,8 +18,13 @@ export function inGoLabelOrder(text: string): string {
 
 export class ControllerMetrics {
   readonly registry = new Registry();
-  private readonly pool = (name: string, help: string): Gauge<'nodepool'> =>
-    new Gauge({ name, help, labelNames: ['nodepool'], registers: [this.registry] });
+  /** Every per-NodePool gauge, so that a NodePool that is gone is removed from all of them. */
+  private readonly poolGauges: Gauge<'nodepool'>[] = [];
+  private readonly pool = (name: string, help: string): Gauge<'nodepool'> => {
+    const g = new Gauge({ name, help, labelNames: ['nodepool'], registers: [this.registry] });
+    this.poolGauges.push(g);
+    return g;
+  };
 
   readonly candidates = this.pool('noderotation_candidates', 'Eligible NodeClaims per NodePool.');
   readonly inProgress = this.pool('noderotation_in_progress', '1 while a rotation is anchored in the NodePool.');
@@ -117,23 +122,7 @@ export class ControllerMetrics {
 
   /** A NodePool that no longer exists leaves no series behind. */
   forgetPool(nodePool: string): void {
-    for (const g of [
-      this.candidates,
-      this.inProgress,
-      this.windowActive,
-      this.policyConflict,
-      this.freezeUntil,
-      this.ageThreshold,
-      this.chances,
-      this.capacity,
-      this.tRotEstimate,
-      this.tRotBound,
-      this.period,
-      this.shortLead,
-      this.drainStuck,
-      this.retryCount,
-    ])
-      g.remove({ nodepool: nodePool });
+    for (const g of this.poolGauges) g.remove({ nodepool: nodePool });
   }
 
   /** One transition sample from an engine `observe` action. */
