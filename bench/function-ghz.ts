@@ -229,7 +229,7 @@ async function main(): Promise<void> {
     [
       '--import',
       'tsx',
-      join(ROOT, 'bench', 'function-main.ts'),
+      join(ROOT, 'scripts', 'noderotation.ts'),
       'function',
       '--insecure',
       '--address',

@@ -39,7 +39,7 @@ async function startServer(): Promise<{ port: number; metricsPort: number; stop:
     [
       '--import',
       'tsx',
-      join(ROOT, 'bench', 'function-main.ts'),
+      join(ROOT, 'scripts', 'noderotation.ts'),
       'function',
       '--insecure',
       '--address',

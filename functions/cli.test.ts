@@ -151,10 +151,7 @@ describe('noderotation function', () => {
       [
         '--import',
         'tsx',
-        '--input-type=module',
-        '-e',
-        `import { main } from ${JSON.stringify(join(ROOT, 'src', 'cli', 'main.ts'))}; ` +
-          'process.exitCode = await main(process.argv.slice(1), { stdout: process.stdout, stderr: process.stderr });',
+        join(ROOT, 'scripts', 'noderotation.ts'),
         'function',
         '--insecure',
         '--address',
@@ -229,17 +226,12 @@ describe('noderotation function', () => {
   });
 
   it('a real process: starts from the CLI, answers, and exits 0 on SIGTERM', async () => {
-    const entry =
-      `import { main } from ${JSON.stringify(join(ROOT, 'src', 'cli', 'main.ts'))}; ` +
-      'process.exitCode = await main(process.argv.slice(1), { stdout: process.stdout, stderr: process.stderr });';
     const child = spawn(
       process.execPath,
       [
         '--import',
         'tsx',
-        '--input-type=module',
-        '-e',
-        entry,
+        join(ROOT, 'scripts', 'noderotation.ts'),
         'function',
         '--insecure',
         '--address',

@@ -44,7 +44,7 @@ export class ControllerProcess {
     const env = readClusterEnv();
     this.metricsPort = await freePort();
     this.healthPort = await freePort();
-    const entry = path.join(repoRoot, 'test/e2e/helpers/controller-entry.ts');
+    const entry = path.join(repoRoot, 'scripts/noderotation.ts');
     const child = spawn(
       process.execPath,
       [
