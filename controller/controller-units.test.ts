@@ -14,6 +14,27 @@ import { NODE, pick, POD } from './kube/shape.js';
 import { anchoredNodes } from './state/snapshot.js';
 import { policyStatus } from './status/policy-status.js';
 
+/** A pool's report with every field at its idle value, and `over` on top. */
+const report = (over: Partial<PoolReport>): PoolReport => ({
+  nodePool: 'a',
+  policy: 'p',
+  governance: 'governed',
+  conflictingPolicies: [],
+  windowOpen: false,
+  frozenUntil: null,
+  candidates: 0,
+  inProgress: false,
+  activeRotation: null,
+  mode: null,
+  shortLead: [],
+  drainStuck: false,
+  retryCountMax: 0,
+  figures: null,
+  findings: [],
+  idle: null,
+  ...over,
+});
+
 describe('shapes keep exactly what the engine reads', () => {
   it('a Node loses managedFields, images, heartbeats, nodeInfo; keeps labels, taints, Ready, allocatable', () => {
     const node = {
@@ -108,25 +129,6 @@ describe('anchoredNodes: the nodes whose Pods a pass lists before deciding', () 
 });
 
 describe('RotationPolicy status', () => {
-  const report = (over: Partial<PoolReport>): PoolReport => ({
-    nodePool: 'a',
-    policy: 'p',
-    governance: 'governed',
-    conflictingPolicies: [],
-    windowOpen: false,
-    frozenUntil: null,
-    candidates: 0,
-    inProgress: false,
-    activeRotation: null,
-    mode: null,
-    shortLead: [],
-    drainStuck: false,
-    retryCountMax: 0,
-    figures: null,
-    findings: [],
-    idle: null,
-    ...over,
-  });
   const base = { name: 'p', generation: 3, invalid: [], previous: [], now: '2026-12-01T00:00:00Z' };
   const cond = (s: ReturnType<typeof policyStatus>, type: string) => s.conditions.find((c) => c.type === type);
 
@@ -243,26 +245,7 @@ describe('wire formats', () => {
 
   it('a NodePool that is gone leaves no gauge series behind', async () => {
     const m = new ControllerMetrics();
-    const r = {
-      nodePool: 'gone',
-      policy: 'p',
-      governance: 'governed' as const,
-      conflictingPolicies: [],
-      windowOpen: true,
-      frozenUntil: null,
-      candidates: 3,
-      inProgress: false,
-      activeRotation: null,
-      mode: null,
-      shortLead: [],
-      drainStuck: false,
-      retryCountMax: 0,
-      figures: null,
-      findings: [],
-      idle: null,
-      missingPods: [],
-    };
-    m.report(r, true);
+    m.report(report({ nodePool: 'gone', candidates: 3 }), true);
     expect(await m.text()).toContain('noderotation_candidates{nodepool="gone"} 3');
     m.forgetPool('gone');
     expect(await m.text()).not.toContain('nodepool="gone"');
