@@ -21,11 +21,16 @@ const report = (over: Partial<PoolReport>): PoolReport => ({
   governance: 'governed',
   conflictingPolicies: [],
   windowOpen: false,
+  windowClosesAt: null,
+  windowOpensAt: null,
   frozenUntil: null,
+  lastRotationAt: null,
+  lastFailureAt: null,
   candidates: 0,
   inProgress: false,
   activeRotation: null,
   mode: null,
+  phase: null,
   shortLead: [],
   drainStuck: false,
   retryCountMax: 0,
@@ -161,6 +166,60 @@ describe('RotationPolicy status', () => {
     expect(s.matchedNodePools).toBe(0);
     expect(cond(s, 'Ready')).toMatchObject({ status: 'False', reason: 'Conflict' });
     expect(cond(s, 'Ready')?.message).toContain('RotationPolicies p, q match NodePool a equally specifically');
+  });
+
+  it('per-pool summaries: governed pools only, times as RFC 3339, absent values left out, figures as text', () => {
+    const figures = {
+      windowPeriodSeconds: 96 * 3600,
+      rotationBoundSeconds: 4620,
+      leadTimeSeconds: null,
+      ageThresholdSeconds: 142 * 3600 + 43 * 60,
+      guaranteedChances: 2,
+      expectedRotationSeconds: 900,
+      capacityPerOccurrence: 10,
+    };
+    const s = policyStatus({
+      ...base,
+      reports: [
+        report({ windowOpensAt: Date.UTC(2026, 11, 5, 2), lastFailureAt: Date.UTC(2026, 10, 30), figures }),
+        report({
+          nodePool: 'b',
+          windowOpen: true,
+          windowClosesAt: Date.UTC(2026, 11, 1, 4),
+          inProgress: true,
+          activeRotation: 'c1',
+          mode: 'surge',
+          phase: 'pending',
+          idle: 'waiting for the surge node',
+        }),
+        report({ nodePool: 'c', policy: 'other' }),
+      ],
+    });
+    expect(s.nodePools).toEqual([
+      {
+        name: 'a',
+        windowOpen: false,
+        windowOpensAt: '2026-12-05T02:00:00Z',
+        candidates: 0,
+        lastFailureAt: '2026-11-30T00:00:00Z',
+        figures: {
+          windowPeriod: '96h0m0s',
+          rotationBound: '1h17m0s',
+          ageThreshold: '142h43m0s',
+          guaranteedChances: 2,
+          expectedRotation: '15m0s',
+          capacityPerOccurrence: 10,
+        },
+      },
+      {
+        name: 'b',
+        windowOpen: true,
+        windowClosesAt: '2026-12-01T04:00:00Z',
+        candidates: 0,
+        activeRotation: { nodeClaim: 'c1', mode: 'surge', phase: 'pending', drainStuck: false },
+        waiting: 'waiting for the surge node',
+      },
+    ]);
   });
 
   it('lastTransitionTime moves only when the status does', () => {

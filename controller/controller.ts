@@ -15,7 +15,7 @@ import { execute, LostRace, PATHS, type ExecutorDeps } from './execute/executor.
 import { failpoint } from './execute/failpoint.js';
 import type { KubeClient } from './kube/client.js';
 import { Reflector } from './kube/reflector.js';
-import { NODE, NODECLAIM, NODEPOOL, pick, POD, ROTATIONPOLICY } from './kube/shape.js';
+import { NODE, NODECLAIM, NODEPOOL, pick, POD, PRIORITYCLASS, ROTATIONPOLICY } from './kube/shape.js';
 import type { Logger } from './log.js';
 import type { ControllerMetrics } from './metrics.js';
 import type { Clock } from './queue/clock.js';
@@ -23,6 +23,7 @@ import { WorkQueue } from './queue/work-queue.js';
 import { PoolIndex } from './state/pool-index.js';
 import { anchoredNodes, poolSnapshot, type PoolWorld } from './state/snapshot.js';
 import { policyStatus, statusChanged, type Condition } from './status/policy-status.js';
+import { canonicalJson } from '../src/util/canonical.js';
 
 export interface ControllerOptions {
   client: KubeClient;
@@ -41,6 +42,7 @@ export interface ControllerOptions {
 }
 
 const ROTATIONPOLICIES = '/apis/noderotation.io/v1alpha1/rotationpolicies';
+const PRIORITYCLASSES = '/apis/scheduling.k8s.io/v1/priorityclasses';
 
 export class Controller {
   readonly policies: Reflector<RotationPolicy>;
@@ -48,6 +50,8 @@ export class Controller {
   readonly nodeClaims: Reflector<NodeClaim>;
   readonly nodes: Reflector<Node>;
   readonly placeholders: Reflector<Pod>;
+  /** Which PriorityClasses exist: a placeholder naming a missing one is refused by the API. */
+  readonly priorityClasses: Reflector<{ metadata: { name: string } }>;
   private readonly index = new PoolIndex();
   private readonly events: EventRecorder;
   private queue: WorkQueue | null = null;
@@ -65,6 +69,7 @@ export class Controller {
     this.nodePools = r('nodepools', PATHS.of('NodePool'), NODEPOOL);
     this.nodeClaims = r('nodeclaims', PATHS.of('NodeClaim'), NODECLAIM);
     this.nodes = r('nodes', PATHS.of('Node'), NODE);
+    this.priorityClasses = r('priorityclasses', PRIORITYCLASSES, PRIORITYCLASS);
     // The placeholders in our namespace, by the label both controllers put on them (docs/engine-contract.md),
     // so ours and the reference controller's are found alike during a takeover.
     this.placeholders = new Reflector<Pod>(
@@ -78,7 +83,7 @@ export class Controller {
 
   /** Starts the watches; resolves when every cache has synced. */
   async sync(): Promise<void> {
-    const all = [this.policies, this.nodePools, this.nodeClaims, this.nodes, this.placeholders];
+    const all = this.reflectors();
     this.watching = all.map((r) => r.run(this.abort.signal));
     await Promise.all(all.map((r) => r.whenSynced()));
     // Marks on nodes and placeholders name claims; index them again now that every claim is known.
@@ -92,14 +97,16 @@ export class Controller {
     });
   }
 
+  private reflectors(): Pick<Reflector<unknown>, 'run' | 'whenSynced' | 'health'>[] {
+    return [this.policies, this.nodePools, this.nodeClaims, this.nodes, this.placeholders, this.priorityClasses];
+  }
+
   get synced(): boolean {
-    return [this.policies, this.nodePools, this.nodeClaims, this.nodes, this.placeholders].every(
-      (r) => r.health().synced,
-    );
+    return this.reflectors().every((r) => r.health().synced);
   }
 
   health() {
-    return [this.policies, this.nodePools, this.nodeClaims, this.nodes, this.placeholders].map((r) => r.health());
+    return this.reflectors().map((r) => r.health());
   }
 
   /** Begins acting (the leader, or the only replica): the start-up sweep, then a pass of every NodePool. */
@@ -142,7 +149,11 @@ export class Controller {
   }
 
   private wire(): void {
-    this.policies.onChange(() => this.enqueueAll());
+    // Our own status writes change a policy too; only what the engine reads is worth a pass of every pool.
+    this.policies.onChange((_key, prev, cur) => {
+      if (!prev || !cur || specOrMetaChanged(prev, cur)) this.enqueueAll();
+    });
+    this.priorityClasses.onChange(() => this.enqueueAll());
     this.nodePools.onChange((key, _prev, cur) => {
       if (!cur) {
         this.reports.delete(key);
@@ -187,6 +198,7 @@ export class Controller {
       nodes: get(this.nodes, this.index.nodes.keys(name)),
       placeholders: get(this.placeholders, this.index.placeholders.keys(name)),
       namespace: this.o.namespace,
+      priorityClasses: this.priorityClasses.list().map((c) => c.metadata.name),
     };
   }
 
@@ -310,7 +322,7 @@ export class Controller {
   }
 }
 
-/** The level-triggered warnings of a report: warning findings and ShortLead claims. */
+/** The level-triggered warnings of a report: warning findings and ShortLead claims (fatal ones are conditions). */
 function levelWarnings(r: PoolReport) {
   return [
     ...r.findings
@@ -361,6 +373,15 @@ function describe(a: Action): Record<string, unknown> {
     default:
       return { action: a.type };
   }
+}
+
+/** Whether anything but the status (and the resourceVersion that follows it) differs. */
+function specOrMetaChanged(prev: RotationPolicy, cur: RotationPolicy): boolean {
+  const { resourceVersion: _a, ...prevMeta } = prev.metadata as RotationPolicy['metadata'] & {
+    resourceVersion?: string;
+  };
+  const { resourceVersion: _b, ...curMeta } = cur.metadata as RotationPolicy['metadata'] & { resourceVersion?: string };
+  return canonicalJson([prevMeta, prev.spec]) !== canonicalJson([curMeta, cur.spec]);
 }
 
 const keyOfPod = (p: Pod): string => `${p.metadata.namespace ?? ''}/${p.metadata.name}`;

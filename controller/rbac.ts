@@ -50,6 +50,12 @@ export const CLUSTER_RULES: Rule[] = [
     why: 'the Pods on the nodes a rotation involves (field selector spec.nodeName), for sizing and reap guards',
   },
   {
+    apiGroups: ['scheduling.k8s.io'],
+    resources: ['priorityclasses'],
+    verbs: ['list', 'watch'],
+    why: 'a placeholder naming a missing PriorityClass is refused: no rotation starts, the status says why',
+  },
+  {
     apiGroups: ['events.k8s.io'],
     resources: ['events'],
     verbs: ['create', 'patch'],

@@ -12,7 +12,8 @@ import type { Finding } from '../src/derivation/findings.js';
 import { analysePool, explain } from '../src/explain/explain.js';
 import { expandPlan, shortenName } from '../src/plan/expand.js';
 import { sortKeys } from '../src/util/canonical.js';
-import { formatGoDuration, parseDuration, parseExpireAfter } from '../src/util/duration.js';
+import { parseDuration, parseExpireAfter } from '../src/util/duration.js';
+import { figureValues, type FigureValues } from '../src/derivation/figure-text.js';
 import {
   Ready,
   Severity,
@@ -46,20 +47,17 @@ export const PLAN_VALID = 'PlanValid';
 /** Crossplane calls again after this long even without a change (the Go SDK's default). */
 export const TTL_SECONDS = 60n;
 
-/** Annotations on each RotationPolicy carrying the derived figures (docs/function.md). */
+/** Annotations on each RotationPolicy carrying the derived figures (docs/function.md), by figure name. */
 export const FIGURE_ANNOTATIONS = {
-  windowPeriodSeconds: 'noderotation.io/window-period',
-  rotationBoundSeconds: 'noderotation.io/rotation-bound',
-  leadTimeSeconds: 'noderotation.io/lead-time',
-  ageThresholdSeconds: 'noderotation.io/age-threshold',
+  windowPeriod: 'noderotation.io/window-period',
+  rotationBound: 'noderotation.io/rotation-bound',
+  leadTime: 'noderotation.io/lead-time',
+  ageThreshold: 'noderotation.io/age-threshold',
   guaranteedChances: 'noderotation.io/guaranteed-chances',
-  expectedRotationSeconds: 'noderotation.io/expected-rotation',
+  expectedRotation: 'noderotation.io/expected-rotation',
   capacityPerOccurrence: 'noderotation.io/capacity-per-occurrence',
-} as const satisfies Record<keyof Figures, string>;
+} as const satisfies Record<keyof FigureValues, string>;
 export const RULE_ANNOTATION = 'noderotation.io/rule';
-
-const COUNT_FIGURES = new Set<keyof Figures>(['guaranteedChances', 'capacityPerOccurrence']);
-const FIGURE_KEYS = Object.keys(FIGURE_ANNOTATIONS) as (keyof Figures)[];
 
 /** Reasons of results that are about malformed input rather than a plan that cannot work. */
 export const INPUT_REASONS = new Set([
@@ -452,12 +450,8 @@ function planField(plan: MaintenancePlan, ruleIndex: number, f: Finding): string
 /** The policy with the figure annotations, every object's keys sorted (expandPlan already sorted the spec). */
 function annotate(policy: RotationPolicy, figures: Figures, rule: string | null): RotationPolicy {
   const annotations: Record<string, string> = { ...(policy.metadata.annotations ?? {}) };
-  for (const key of FIGURE_KEYS) {
-    const value = figures[key];
-    // null: not derivable (expireAfter: Never leaves no deadline); the annotation is left out.
-    if (value !== null)
-      annotations[FIGURE_ANNOTATIONS[key]] = COUNT_FIGURES.has(key) ? String(value) : formatGoDuration(value);
-  }
+  for (const [name, value] of Object.entries(figureValues(figures)))
+    annotations[FIGURE_ANNOTATIONS[name as keyof FigureValues]] = String(value);
   if (rule !== null) annotations[RULE_ANNOTATION] = rule;
   const { apiVersion, kind, metadata, spec } = policy;
   return {
@@ -477,11 +471,10 @@ function summary(
 ): NodePoolSummary {
   const out: NodePoolSummary = { name: nodePool, policy: policy.metadata.name };
   if (rule !== null) out.rule = rule;
-  if (f.windowPeriodSeconds !== null) out.windowPeriod = formatGoDuration(f.windowPeriodSeconds);
-  if (f.ageThresholdSeconds !== null) out.ageThreshold = formatGoDuration(f.ageThresholdSeconds);
-  if (f.leadTimeSeconds !== null) out.leadTime = formatGoDuration(f.leadTimeSeconds);
-  if (f.guaranteedChances !== null) out.guaranteedChances = f.guaranteedChances;
-  if (f.capacityPerOccurrence !== null) out.capacityPerOccurrence = f.capacityPerOccurrence;
+  // The plan's status carries the figures a reviewer checks first; the policies' annotations carry them all.
+  const figures = figureValues(f);
+  for (const key of ['windowPeriod', 'ageThreshold', 'leadTime', 'guaranteedChances', 'capacityPerOccurrence'] as const)
+    if (figures[key] !== undefined) Object.assign(out, { [key]: figures[key] });
   // Reasons only: messages go to results and events; 1000 NodePools of messages would bloat the XR.
   const warnings = findings.filter((x) => x.severity === 'warning').map((x) => x.reason);
   if (warnings.length > 0) out.warnings = warnings;

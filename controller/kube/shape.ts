@@ -118,5 +118,9 @@ export const ROTATIONPOLICY: Shape = {
   kind: true,
   metadata: META,
   spec: true,
-  status: { observedGeneration: true, conditions: true },
+  // All of it: the status is compared with the one about to be written, so an unchanged one is never sent.
+  status: true,
 };
+
+/** Only whether a PriorityClass exists matters (the placeholder names one). */
+export const PRIORITYCLASS: Shape = { metadata: { name: true, resourceVersion: true } };

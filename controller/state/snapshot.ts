@@ -16,6 +16,8 @@ export interface PoolWorld {
   nodes: Node[];
   placeholders: Pod[];
   namespace: string;
+  /** The names of the PriorityClasses that exist. */
+  priorityClasses: string[];
 }
 
 /**
@@ -33,6 +35,7 @@ export function poolSnapshot(w: PoolWorld, pods: readonly Pod[], podsOfNodes: re
     pods: [...w.placeholders, ...others],
     namespace: w.namespace,
     podsOfNodes,
+    priorityClasses: w.priorityClasses,
   });
 }
 

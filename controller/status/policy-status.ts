@@ -5,8 +5,13 @@
 //    Conflict (an equal-specificity tie: message names the policies and the NodePool);
 //  - Stalled (kstatus): True exactly when Ready is False — nothing will happen until a person acts;
 //  - Reconciling (kstatus): True while a rotation is in flight in a NodePool it governs.
+// and one summary per governed NodePool (window, freeze, candidates, the rotation in flight, last results,
+// figures), for `kubectl get -o yaml` and the status command: what the controller saw, never state it reads.
 // lastTransitionTime changes only when a condition's status does, as metav1.Condition requires.
 import type { FieldError } from '../../src/api/validate.js';
+import { figureValues } from '../../src/derivation/figure-text.js';
+import { rfc3339 } from '../../src/engine/annotations.js';
+import type { NodePoolRotationStatus } from '../../src/generated/api-types.js';
 import type { PoolReport } from '../../src/engine/types.js';
 import { canonicalJson } from '../../src/util/canonical.js';
 import { truncate } from '../../src/util/describe.js';
@@ -24,6 +29,7 @@ export interface PolicyStatus {
   observedGeneration: number;
   matchedNodePools: number;
   rotatingNodePools: number;
+  nodePools: NodePoolRotationStatus[];
   conditions: Condition[];
 }
 
@@ -38,6 +44,9 @@ export interface StatusInput {
 }
 
 const MAX_MESSAGE = 4096;
+/** The schema's maxItems for status.nodePools: a policy governing more shows the first by name. */
+export const MAX_POOL_SUMMARIES = 4096;
+const MAX_WAITING = 1024;
 
 const fieldMessage = (e: FieldError): string =>
   `${e.path}: found ${e.found}; allowed: ${e.allowed}${e.reason ? ` (${e.reason})` : ''}`;
@@ -107,8 +116,31 @@ export function policyStatus(i: StatusInput): PolicyStatus {
     observedGeneration: i.generation,
     matchedNodePools: governed.length,
     rotatingNodePools: rotating.length,
+    nodePools: governed.slice(0, MAX_POOL_SUMMARIES).map(poolSummary),
     conditions,
   };
+}
+
+/** One governed NodePool's summary; absent values are left out, as Kubernetes' optional fields are. */
+export function poolSummary(r: PoolReport): NodePoolRotationStatus {
+  const out: NodePoolRotationStatus = { name: r.nodePool, windowOpen: r.windowOpen, candidates: r.candidates };
+  const at = (ms: number | null): string | undefined => (ms === null ? undefined : rfc3339(ms));
+  const times = {
+    windowClosesAt: at(r.windowClosesAt),
+    windowOpensAt: at(r.windowOpensAt),
+    frozenUntil: at(r.frozenUntil),
+    lastRotationAt: at(r.lastRotationAt),
+    lastFailureAt: at(r.lastFailureAt),
+  };
+  for (const [key, value] of Object.entries(times)) if (value !== undefined) Object.assign(out, { [key]: value });
+  if (r.activeRotation !== null && r.mode !== null && r.phase !== null)
+    out.activeRotation = { nodeClaim: r.activeRotation, mode: r.mode, phase: r.phase, drainStuck: r.drainStuck };
+  if (r.idle !== null) out.waiting = truncate(r.idle, MAX_WAITING);
+  if (r.figures !== null) {
+    const figures = figureValues(r.figures);
+    if (Object.keys(figures).length > 0) out.figures = figures;
+  }
+  return out;
 }
 
 function condition(type: string, c: Pick<Condition, 'status' | 'reason' | 'message'>, i: StatusInput): Condition {

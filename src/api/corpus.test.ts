@@ -67,7 +67,35 @@ const byName: Fixture = {
     kind: 'RotationPolicy',
     metadata: METADATA,
     spec: { nodePools: ['api'], ...SETTINGS },
-    status: { observedGeneration: 1, matchedNodePools: 1, rotatingNodePools: 0, conditions: [CONDITION] },
+    status: {
+      observedGeneration: 1,
+      matchedNodePools: 1,
+      rotatingNodePools: 1,
+      nodePools: [
+        {
+          name: 'general',
+          windowOpen: true,
+          windowClosesAt: '2026-01-07T06:00:00Z',
+          windowOpensAt: '2026-01-10T02:00:00Z',
+          frozenUntil: '2026-01-08T00:00:00Z',
+          candidates: 0,
+          activeRotation: { nodeClaim: 'general-abc12', mode: 'surge', phase: 'pending', drainStuck: false },
+          waiting: 'the placeholder is not running yet',
+          lastRotationAt: '2026-01-01T03:00:00Z',
+          lastFailureAt: '2026-01-02T03:00:00Z',
+          figures: {
+            windowPeriod: '96h0m0s',
+            rotationBound: '1h17m0s',
+            leadTime: '193h17m0s',
+            ageThreshold: '142h43m0s',
+            guaranteedChances: 2,
+            expectedRotation: '15m0s',
+            capacityPerOccurrence: 10,
+          },
+        },
+      ],
+      conditions: [CONDITION],
+    },
   },
 };
 const bySelector: Fixture = {

@@ -26,6 +26,8 @@ export const REASONS = {
   RotationSpansNextWindow: 'warning',
   // layer 3 — per node
   ShortLead: 'warning',
+  // cluster prerequisites (controller only: it knows what exists)
+  PlaceholderPriorityClassNotFound: 'fatal',
   // targeting
   PolicyConflict: 'fatal',
   NoGovernedNodePools: 'fatal',

@@ -19,6 +19,7 @@ export interface ClientSnapshot {
   pods: readonly object[];
   namespace: string;
   podsOfNodes?: readonly string[];
+  priorityClasses?: readonly string[];
 }
 
 /** An input the engine cannot read; the message names the path, the value found and what is expected. */
@@ -78,6 +79,7 @@ export function toEngineSnapshot(input: ClientSnapshot): Snapshot {
     pods: named(input.pods, 'pods') as Pod[],
     namespace: input.namespace,
     ...(input.podsOfNodes ? { podsOfNodes: Object.freeze([...input.podsOfNodes].sort()) } : {}),
+    ...(input.priorityClasses ? { priorityClasses: Object.freeze([...input.priorityClasses].sort()) } : {}),
   };
 }
 

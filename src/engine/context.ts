@@ -18,6 +18,8 @@ export interface PoolContext {
   windows: WindowFigures | null;
   derivation: Derivation | null;
   windowOpen: boolean;
+  /** The governing policy's placeholder PriorityClass, when the snapshot says it does not exist. */
+  priorityClassMissing: string | null;
   /** Epoch ms until which a freeze (annotation or scheduled) holds; null when not frozen. */
   frozenUntil: number | null;
   /** Upcoming instants at which the answer may change without any event (for requeueAt). */

@@ -123,6 +123,24 @@ describe('the surge sequence, end to end in the engine', () => {
     expect(d.pools[0]?.report.idle).toBe('outside the maintenance window');
     expect(d.pools[0]?.report.candidates).toBe(1);
     expect(d.pools[0]?.requeueAt).toBe(Date.parse('2027-01-08T17:00:00Z')); // next opening: Sat 02:00 Tokyo
+    expect(d.pools[0]?.report).toMatchObject({
+      windowClosesAt: null,
+      windowOpensAt: Date.parse('2027-01-08T17:00:00Z'),
+    });
+  });
+
+  it('reports the open window’s end, the opening after it, and the phase of the rotation it starts', () => {
+    const started = run(base, IN_WINDOW).s;
+    const d = decide(started, IN_WINDOW + 60_000);
+    expect(d.pools[0]?.report).toMatchObject({
+      windowOpen: true,
+      windowClosesAt: Date.parse('2027-01-05T21:00:00Z'), // Wed 06:00 Tokyo
+      windowOpensAt: Date.parse('2027-01-08T17:00:00Z'), // Sat 02:00 Tokyo
+      activeRotation: 'old',
+      mode: 'surge',
+      phase: 'pending',
+      lastRotationAt: null,
+    });
   });
 
   it('persists the surge claim, then drains the old claim once the surge is Ready, then completes', () => {
@@ -149,6 +167,11 @@ describe('the surge sequence, end to end in the engine', () => {
     // Karpenter drains and removes the old claim.
     const done = run(gone(s, 'old'), t1 + 10 * 60_000);
     expect(ann(done.s, 'nodePools', 'general')).toEqual({ [A.lastRotationAt]: iso(t1 + 10 * 60_000) });
+    expect(decide(s, t1 + 60_000).pools[0]?.report.phase).toBe('draining');
+    expect(decide(done.s, t1 + 11 * 60_000).pools[0]?.report).toMatchObject({
+      phase: null,
+      lastRotationAt: t1 + 10 * 60_000,
+    });
     expect(ann(done.s, 'nodes', 'node-surge-1')).toEqual({});
     expect(events(done.actions)).toEqual(['RotationCompleted']);
     expect(
@@ -444,6 +467,38 @@ describe('candidate selection (§3.2)', () => {
     const d = decide(s, IN_WINDOW);
     expect(d.actions).toEqual([]);
     expect(d.pools[0]?.report.idle).toMatch(/^NoSurgeHeadroom/);
+  });
+
+  it('a missing placeholder PriorityClass blocks starts (fatal finding naming the field), none when it exists', () => {
+    const s = snapshot({ claims: [claim('old', { createdAt: OLD })] });
+    const missing = decide({ ...s, priorityClasses: ['system-node-critical'] }, IN_WINDOW);
+    expect(missing.actions).toEqual([]);
+    expect(missing.pools[0]?.report.idle).toBe('the policy cannot work here: PlaceholderPriorityClassNotFound');
+    expect(missing.pools[0]?.report.findings).toContainEqual(
+      expect.objectContaining({
+        severity: 'fatal',
+        reason: 'PlaceholderPriorityClassNotFound',
+        field: 'spec.surge.placeholder.priorityClassName',
+        message: expect.stringContaining('PriorityClass "noderotation-placeholder" does not exist') as unknown,
+      }),
+    );
+    const present = decide({ ...s, priorityClasses: ['noderotation-placeholder'] }, IN_WINDOW);
+    expect(kinds(present.actions)).toContain('createPod:noderotation-surge-old');
+    expect(decide(s, IN_WINDOW).pools[0]?.report.findings.map((f) => f.reason)).not.toContain(
+      'PlaceholderPriorityClassNotFound',
+    ); // unknown (no list): assumed present, as the simulator needs
+  });
+
+  it('a rotation in flight whose placeholder the API refuses (PriorityClass gone) rolls back at once', () => {
+    let s = run(snapshot({ claims: [claim('old', { createdAt: OLD })] }), IN_WINDOW).s;
+    // The placeholder never got created: the class was deleted between the start and its creation.
+    s = { ...s, pods: s.pods.filter((p) => !isPlaceholder(p)), priorityClasses: [] };
+    const r = run(s, IN_WINDOW + 60_000);
+    expect(kinds(r.actions)).not.toContain('createPod:noderotation-surge-old');
+    expect(kinds(r.actions)).toContain('uncordon:node-old');
+    expect(ann(r.s, 'nodeClaims', 'old')).toMatchObject({ [A.state]: 'failed', [A.retryCount]: '1' });
+    expect(ann(r.s, 'nodePools', 'general')[A.activeRotation]).toBeUndefined();
+    expect(ann(r.s, 'nodes', 'node-old')).toEqual({});
   });
 
   it('fatal findings block starts (a weekly window that cannot work)', () => {

@@ -14,10 +14,11 @@ import { figuresCache } from '../schedule/figures-cache.js';
 import { isValidTimezone } from '../schedule/zone.js';
 import { boundedCache } from '../util/bounded-cache.js';
 import { canonicalJson } from '../util/canonical.js';
-import { A, parseTime } from './annotations.js';
+import { A, DRAINING, parseTime } from './annotations.js';
 import { eligibleFrom, retryAt, retryCount } from './candidates.js';
 import { indexSnapshot } from './cluster-index.js';
 import { isPlaceholder, placeholderKey, surgeForLabelValue } from './identity.js';
+import { missingPriorityClass, placeholderPriorityClass } from './placeholder.js';
 import type { PoolContext } from './context.js';
 import { advance } from './rotation.js';
 import { candidates, start } from './start.js';
@@ -127,7 +128,7 @@ function push<V>(map: Map<string, V[]>, key: string, value: V): void {
 
 type Static = Omit<PoolContext, 'snapshot' | 'idx' | 'pool' | 'wakeups'> & {
   wakeups: number[];
-  report: Omit<PoolReport, 'candidates' | 'inProgress' | 'activeRotation' | 'mode' | 'drainStuck' | 'idle'>;
+  report: Omit<PoolReport, 'candidates' | 'inProgress' | 'activeRotation' | 'mode' | 'phase' | 'drainStuck' | 'idle'>;
 };
 
 /**
@@ -141,7 +142,7 @@ function staticContext(s: Snapshot, pool: NodePool, policies: RotationPolicy[], 
   const windows = params ? figuresFor(params, now) : null;
   const wakeups: number[] = [];
   const claims = s.nodeClaims;
-  const derivation =
+  const derived =
     params && windows
       ? derive({
           params,
@@ -151,10 +152,14 @@ function staticContext(s: Snapshot, pool: NodePool, policies: RotationPolicy[], 
           nodeClaims: claims,
         })
       : null;
+  // A missing placeholder PriorityClass blocks every start as surely as a schedule that cannot work.
+  const noClass = policy ? missingPriorityClass(s, policy) : null;
+  const derivation = derived && noClass ? { ...derived, findings: [...derived.findings, noClass] } : derived;
   const calendar = params && windows ? calendarFor(params, now) : null;
   const open = calendar ? calendar.some((iv) => iv.start <= now && now < iv.end) : false;
   const next = calendar?.find((iv) => iv.end > now);
   if (next) wakeups.push(next.start > now ? next.start : next.end);
+  const opensAt = calendar?.find((iv) => iv.start > now)?.start ?? null;
   const frozen = frozenUntil(pool, policy, now, wakeups);
   const shortLead =
     params && windows && !windows.empty
@@ -172,6 +177,7 @@ function staticContext(s: Snapshot, pool: NodePool, policies: RotationPolicy[], 
     windows,
     derivation,
     windowOpen: open,
+    priorityClassMissing: noClass && policy ? placeholderPriorityClass(policy) : null,
     frozenUntil: frozen,
     wakeups,
     report: {
@@ -180,7 +186,12 @@ function staticContext(s: Snapshot, pool: NodePool, policies: RotationPolicy[], 
       governance: gov.kind,
       conflictingPolicies: gov.kind === 'conflict' ? gov.policies : [],
       windowOpen: open,
+      // An occurrence still open at the calendar's edge may close later or never (24/7): not known, so null.
+      windowClosesAt: open && next && next.end < calendarEnd(now) ? next.end : null,
+      windowOpensAt: opensAt,
       frozenUntil: frozen,
+      lastRotationAt: parseTime(pool.metadata.annotations?.[A.lastRotationAt]),
+      lastFailureAt: parseTime(pool.metadata.annotations?.[A.lastFailureAt]),
       shortLead,
       retryCountMax: Math.max(0, ...claims.map(retryCount)),
       figures: derivation?.figures ?? null,
@@ -193,10 +204,11 @@ function staticContext(s: Snapshot, pool: NodePool, policies: RotationPolicy[], 
  * Occurrences around now (a day back, two weeks ahead), per windows and calendar day: membership and the next opening.
  */
 const calendarMemo = boundedCache<string, { start: number; end: number }[]>(4096);
+const calendarEnd = (now: number): number => Math.floor(now / DAY) * DAY + 16 * DAY;
 function calendarFor(p: PolicyParams, now: number): { start: number; end: number }[] {
   const day = Math.floor(now / DAY) * DAY;
   return calendarMemo.get(`${day}|${canonicalJson(p.windows)}`, () =>
-    occurrences(p.windows, day - DAY, day + 16 * DAY),
+    occurrences(p.windows, day - DAY, calendarEnd(now)),
   );
 }
 
@@ -221,6 +233,7 @@ function step(s: Snapshot, poolName: string, st: Static): Step {
     inProgress: false,
     activeRotation: null,
     mode: null as Mode | null,
+    phase: null as PoolReport['phase'],
     drainStuck: false,
     idle: null as string | null,
   };
@@ -239,6 +252,8 @@ function step(s: Snapshot, poolName: string, st: Static): Step {
       inProgress: true,
       activeRotation: anchor,
       mode,
+      phase:
+        pool.metadata.annotations?.[A.activeRotationState] === DRAINING ? ('draining' as const) : ('pending' as const),
       drainStuck: progress.drainStuck,
       idle: progress.waiting,
     };

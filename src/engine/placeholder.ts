@@ -4,10 +4,13 @@
 import type { NodeClaim, NodePool, NodeSelectorRequirement } from '../karpenter/types.js';
 import { NODEPOOL_LABEL } from '../karpenter/types.js';
 import { isReady, type Node, type NodeSelectorTerm, type Pod } from '../kube/types.js';
+import { finding, type Finding } from '../derivation/findings.js';
 import type { PolicyParams } from '../derivation/params.js';
+import type { RotationPolicy } from '../generated/api-types.js';
 import { parseQuantity } from '../util/quantity.js';
 import { A, COMPONENT_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PLACEHOLDER_COMPONENT } from './annotations.js';
 import type { ClusterIndex } from './cluster-index.js';
+import type { Snapshot } from './types.js';
 import { isPlaceholder, placeholderName, SURGE_FOR_LABEL, surgeForLabelValue } from './identity.js';
 
 export const HOSTNAME = 'kubernetes.io/hostname';
@@ -291,4 +294,24 @@ export function headroomShortfall(pool: NodePool, requests: Resources): string[]
     }
   }
   return short;
+}
+
+/** The PriorityClass a policy's placeholders use: the policy's, else the default (the controller fills its flag). */
+export const placeholderPriorityClass = (policy: RotationPolicy): string =>
+  policy.spec.surge?.placeholder?.priorityClassName ?? DEFAULT_PRIORITY_CLASS;
+
+/**
+ * The policy's placeholder PriorityClass when the snapshot says it does not exist (the API would refuse every
+ * placeholder), as a fatal finding; null when it exists or the snapshot does not know.
+ */
+export function missingPriorityClass(s: Snapshot, policy: RotationPolicy): Finding | null {
+  const name = placeholderPriorityClass(policy);
+  if (!s.priorityClasses || s.priorityClasses.includes(name)) return null;
+  return finding(
+    'PlaceholderPriorityClassNotFound',
+    'spec.surge.placeholder.priorityClassName',
+    `PriorityClass "${name}" does not exist, so the API refuses the surge placeholder and no rotation can start. ` +
+      'Create it (deploy/placeholder-priorityclass.yaml) or name an existing one here; when unset, the ' +
+      "controller's --priority-class is used.",
+  );
 }

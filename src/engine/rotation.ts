@@ -7,7 +7,7 @@ import { A, ANCHOR_SET, DRAINING, FORCEFUL_FALLBACK, parseTime, rfc3339, STATE }
 import { retryAt, retryCount } from './candidates.js';
 import type { PoolContext } from './context.js';
 import { cordon, freeze, unfreeze } from './markers.js';
-import { DEFAULT_IMAGE, DEFAULT_PRIORITY_CLASS, placeholderPod, sizePlaceholder, surgeReady } from './placeholder.js';
+import { DEFAULT_IMAGE, placeholderPod, placeholderPriorityClass, sizePlaceholder, surgeReady } from './placeholder.js';
 import type { Action, Observation, Ref } from './types.js';
 import { annotate, claimRef, createPod, deleteNodeClaim, deletePod, event, observe, poolRef } from './actions.js';
 import { startGate } from './start.js';
@@ -222,6 +222,13 @@ function pending(c: PoolContext, claim: NodeClaim): Progress {
     actions.push(...freeze(host, name, `protect the surge node for ${name}`));
   }
   if (c.frozenUntil !== null) return { actions, waiting: 'frozen: escalation is suspended', drainStuck: false };
+  // The API would refuse the placeholder on every pass until readyTimeout, the candidate cordoned all along:
+  // roll back now, and the start gate holds further attempts until the PriorityClass exists.
+  if (!ph && c.priorityClassMissing !== null)
+    return {
+      ...none,
+      actions: rollBack(c, claim, startedAt, `placeholder PriorityClass "${c.priorityClassMissing}" does not exist`),
+    };
   if (!ph) {
     const pods = node ? c.idx.podsOn(node.metadata.name) : [];
     const sizing = sizePlaceholder(claim, pods, p.wholeNodeReservation);
@@ -234,7 +241,7 @@ function pending(c: PoolContext, claim: NodeClaim): Progress {
       sizing,
       avoidNodes: avoid,
       namespace: c.snapshot.namespace,
-      priorityClassName: c.policy.spec.surge?.placeholder?.priorityClassName ?? DEFAULT_PRIORITY_CLASS,
+      priorityClassName: placeholderPriorityClass(c.policy),
       image: c.policy.spec.surge?.placeholder?.image ?? DEFAULT_IMAGE,
     });
     actions.push(createPod(pod, `induce a surge node for ${name}`));

@@ -24,6 +24,13 @@ export interface Snapshot {
    * and names the node in `missingPods`, instead of deciding on an incomplete picture.
    */
   podsOfNodes?: readonly string[];
+  /**
+   * The names of the PriorityClasses that exist. Absent when the caller does not know (the simulator, the
+   * CLI): the placeholder's PriorityClass is then assumed to exist. When present and the class a policy's
+   * placeholder names is missing, no rotation can start (the API refuses the placeholder) and the pool's
+   * findings say so (PlaceholderPriorityClassNotFound).
+   */
+  priorityClasses?: readonly string[];
 }
 
 export type Kind = 'NodePool' | 'NodeClaim' | 'Node' | 'Pod';
@@ -73,12 +80,21 @@ export interface PoolReport {
   governance: 'governed' | 'ungoverned' | 'conflict';
   conflictingPolicies: string[];
   windowOpen: boolean;
+  /** Epoch ms the open occurrence closes at; null while closed. */
+  windowClosesAt: number | null;
+  /** Epoch ms of the next opening after now (after the open occurrence, if open); null if none within 16 days. */
+  windowOpensAt: number | null;
   /** Epoch ms until which a freeze holds, or null. */
   frozenUntil: number | null;
+  /** The pool's `last-rotation-at` and `last-failure-at` (epoch ms), as the engine last wrote them. */
+  lastRotationAt: number | null;
+  lastFailureAt: number | null;
   candidates: number;
   inProgress: boolean;
   activeRotation: string | null;
   mode: Mode | null;
+  /** The rotation in flight's phase: `pending` (waiting for the surge) or `draining` (the old claim deleted). */
+  phase: 'pending' | 'draining' | null;
   shortLead: string[];
   drainStuck: boolean;
   retryCountMax: number;

@@ -253,9 +253,101 @@ export interface RotationPolicyStatus {
    */
   rotatingNodePools?: number;
   /**
+   * One entry per NodePool this policy governs, by name: what the controller saw on its last pass. At most 4096 (the first by name).
+   *
+   * @maxItems 4096
+   */
+  nodePools?: NodePoolRotationStatus[];
+  /**
    * @maxItems 32
    */
   conditions?: Condition[];
+}
+/**
+ * One governed NodePool as the controller last saw it. Observed only: the rotation state lives in annotations.
+ */
+export interface NodePoolRotationStatus {
+  name: string;
+  /**
+   * Whether a maintenance window is open.
+   */
+  windowOpen: boolean;
+  /**
+   * When the open window closes; absent while closed or when it does not close within 16 days.
+   */
+  windowClosesAt?: string;
+  /**
+   * The next opening (after the open window, if one is open); absent when none within 16 days.
+   */
+  windowOpensAt?: string;
+  /**
+   * Until when a freeze (annotation or scheduled) holds new rotations.
+   */
+  frozenUntil?: string;
+  /**
+   * NodeClaims eligible to start a rotation now (0 while one is in flight).
+   */
+  candidates: number;
+  /**
+   * The rotation in flight, if any.
+   */
+  activeRotation?: {
+    nodeClaim: string;
+    mode: 'surge' | 'forceful-fallback';
+    /**
+     * pending: waiting for the surge node; draining: the old NodeClaim is being deleted.
+     */
+    phase: 'pending' | 'draining';
+    /**
+     * The drain has outlasted drainTimeout.
+     */
+    drainStuck?: boolean;
+  };
+  /**
+   * Why nothing started or what the rotation in flight waits for, on the last pass.
+   */
+  waiting?: string;
+  /**
+   * The last successful rotation (the NodePool's noderotation.io/last-rotation-at).
+   */
+  lastRotationAt?: string;
+  /**
+   * The last failed rotation (the NodePool's noderotation.io/last-failure-at).
+   */
+  lastFailureAt?: string;
+  /**
+   * The derived figures (design §3.2), as the function's annotations carry them.
+   */
+  figures?: {
+    /**
+     * P: the longest start-to-start gap between window occurrences.
+     */
+    windowPeriod?: string;
+    /**
+     * t_rot: the longest one rotation can take (design §3.2).
+     */
+    rotationBound?: string;
+    /**
+     * K·P + t_rot: how long before expiry the last guaranteed chances begin.
+     */
+    leadTime?: string;
+    /**
+     * A: the age from which a node is a candidate.
+     */
+    ageThreshold?: string;
+    /**
+     * G: windows every node is guaranteed before it expires.
+     */
+    guaranteedChances?: number;
+    /**
+     * t_rot_est: the expected duration of one rotation.
+     */
+    expectedRotation?: string;
+    /**
+     * C: rotations one window occurrence can hold.
+     */
+    capacityPerOccurrence?: number;
+  };
 }
 /**
  * A metav1.Condition.
