@@ -287,7 +287,14 @@ function toValue(doc: { toJS(options: { maxAliasCount: number }): unknown }): { 
   return { value };
 }
 
-export function readDocuments(files: readonly { name: string; text: string }[]): Inputs {
+/**
+ * Every document of every file sorted by kind. `objects` are inputs that are already values (the objects
+ * --from-cluster lists): read first, with the same checks, each named by its source and position.
+ */
+export function readDocuments(
+  files: readonly { name: string; text: string }[],
+  objects: readonly { name: string; values: readonly unknown[] }[] = [],
+): Inputs {
   const out: Inputs = {
     policies: [],
     plans: [],
@@ -298,6 +305,7 @@ export function readDocuments(files: readonly { name: string; text: string }[]):
     omittedErrors: 0,
     named: [],
   };
+  for (const { name, values } of objects) values.forEach((v, i) => classify(v, { file: name, document: i + 1 }, out));
   for (const { name, text } of files) {
     const parsed = parseYamlFile(name, text);
     for (const e of parsed.errors) pushError(out, e);

@@ -1,7 +1,7 @@
 // `noderotation explain` and `noderotation validate`: the same checks, for a person and for CI.
 import { explain, reportJson } from '../explain/explain.js';
 import { renderTable } from '../explain/table.js';
-import { inputProblems, readCommandInputs, reportInvalid } from './inputs.js';
+import { CLUSTER_FLAGS, commandInputs, inputProblems, reportInvalid } from './inputs.js';
 import { oneOf, parseFlags, parseNow } from './flags.js';
 import type { Io } from './main.js';
 
@@ -9,15 +9,16 @@ export const EXIT_OK = 0;
 export const EXIT_FATAL = 1;
 export const EXIT_INVALID = 2;
 
-export function runExplain(args: string[], io: Io, mode: 'explain' | 'validate'): number {
+export async function runExplain(args: string[], io: Io, mode: 'explain' | 'validate'): Promise<number> {
   const values = parseFlags(args, {
+    ...CLUSTER_FLAGS,
     filename: { type: 'string', short: 'f', multiple: true },
     output: { type: 'string', short: 'o', default: mode === 'explain' ? 'table' : 'text' },
     now: { type: 'string' },
   });
   const output = oneOf('-o', values.output, mode === 'explain' ? ['table', 'json'] : ['text', 'json']);
   const now = parseNow(values.now, io.now);
-  const inputs = readCommandInputs(values.filename ?? [], io);
+  const inputs = await commandInputs(values, io);
   const problems = inputProblems(inputs);
   if (problems.lines.length === 0 && inputs.nodePools.length === 0) {
     problems.lines.push('no NodePools (karpenter.sh/v1) in the input: pass the NodePools the policies are for with -f');

@@ -2,13 +2,39 @@
 // invalid input is reported (exit 2, one line per problem, a bounded number of lines).
 import { duplicateErrors, formatInputError, readDocuments, YAML_LIMITS, type Inputs } from '../api/documents.js';
 import { EXIT_INVALID } from './explain-command.js';
-import { MAX_NOTES, readInputs } from './io.js';
+import { clusterConfig, nameOf, readCluster, type ClusterObjects } from './cluster.js';
+import { MAX_NOTES, readInputs, UsageError, type InputFile } from './io.js';
 import type { Io } from './main.js';
 
-/** Every -f read and sorted by kind; skipped documents are noted on stderr. */
-export function readCommandInputs(paths: readonly string[], io: Io): Inputs {
-  const files = readInputs(paths, { stdin: io.readStdin, note: (line) => io.stderr.write(`${line}\n`) });
-  const inputs = readDocuments(files);
+/** The flags that point explain, validate and render at a cluster (src/cli/cluster.ts). */
+export const CLUSTER_FLAGS = {
+  'from-cluster': { type: 'boolean' },
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+} as const;
+
+/**
+ * The command's inputs: every -f, and with --from-cluster the cluster's objects under them (an -f object
+ * replaces the cluster's object of the same kind and name).
+ */
+export async function commandInputs(
+  values: { filename?: string[]; 'from-cluster'?: boolean; kubeconfig?: string; context?: string },
+  io: Io,
+): Promise<Inputs> {
+  if (!values['from-cluster']) {
+    if (values.kubeconfig !== undefined || values.context !== undefined)
+      throw new UsageError('--kubeconfig and --context read a cluster: add --from-cluster');
+    return readCommandInputs(values.filename ?? [], io);
+  }
+  const kc = clusterConfig({ kubeconfig: values.kubeconfig, context: values.context }, io.env ?? process.env);
+  return readCommandInputs(values.filename ?? [], io, await readCluster(kc));
+}
+
+/** Every -f read and sorted by kind, over the cluster's objects if given; skipped documents are noted on stderr. */
+export function readCommandInputs(paths: readonly string[], io: Io, cluster?: ClusterObjects): Inputs {
+  const note = (line: string): void => void io.stderr.write(`${line}\n`);
+  const files = cluster && paths.length === 0 ? [] : readInputs(paths, { stdin: io.readStdin, note });
+  const inputs = cluster ? overCluster(files, cluster, note) : readDocuments(files);
   for (const ignored of inputs.ignored.slice(0, MAX_NOTES))
     io.stderr.write(
       `note: ${ignored.file}, document ${ignored.document}: ${ignored.kind} is not read by noderotation; skipped\n`,
@@ -36,4 +62,42 @@ export function reportInvalid(io: Io, { lines: problems, omitted }: Problems): n
   const more = omitted > 0 ? `\n  … and ${omitted} more problems, not shown` : '';
   io.stderr.write(`invalid input:\n${problems.map((p) => `  ${p}`).join('\n')}${more}\n`);
   return EXIT_INVALID;
+}
+
+/**
+ * The cluster's objects with the files' on top: a cluster object that a file also defines (same kind and
+ * name) is left out, and so is a RotationPolicy composed from a MaintenancePlan in the input, which these
+ * commands compute from the plan itself (a changed plan would otherwise meet its own old output).
+ */
+function overCluster(files: InputFile[], cluster: ClusterObjects, note: (line: string) => void): Inputs {
+  const fromFiles = readDocuments(files);
+  const given = new Set(fromFiles.named.map((n) => `${n.kind}/${n.name}`));
+  const plans = new Set([
+    ...fromFiles.plans.map((p) => p.metadata.name),
+    ...cluster.objects.filter((o) => o.kind === 'MaintenancePlan').map(nameOf),
+  ]);
+  let replaced = 0;
+  let composed = 0;
+  const kept = cluster.objects.filter((o) => {
+    if (given.has(`${String(o.kind)}/${nameOf(o)}`)) return (replaced++, false);
+    if (o.kind === 'RotationPolicy' && composedFrom(o, plans)) return (composed++, false);
+    return true;
+  });
+  for (const line of cluster.notes) note(line);
+  if (replaced > 0)
+    note(`note: ${replaced} object(s) from -f replace the ${cluster.source}'s of the same kind and name`);
+  if (composed > 0)
+    note(`note: ${composed} RotationPolicy(ies) composed from MaintenancePlans are computed from the plans instead`);
+  return readDocuments(files, [{ name: cluster.source, values: kept }]);
+}
+
+/** Whether Crossplane composed this policy from one of `plans` (its owner, or its composite label). */
+function composedFrom(o: Record<string, unknown>, plans: ReadonlySet<string>): boolean {
+  const meta = (o.metadata ?? {}) as {
+    labels?: Record<string, string>;
+    ownerReferences?: { kind?: string; name?: string }[];
+  };
+  const composite = meta.labels?.['crossplane.io/composite'];
+  if (composite !== undefined && plans.has(composite)) return true;
+  return (meta.ownerReferences ?? []).some((r) => r.kind === 'MaintenancePlan' && plans.has(r.name ?? ''));
 }

@@ -15,17 +15,22 @@ export interface Io {
   readStdin: (limit: number) => Buffer | string;
   /** Milliseconds from an arbitrary start, for progress lines only (never in results). */
   monotonic?: () => number;
+  /** The environment the kubeconfig is resolved from (--from-cluster); process.env when unset. */
+  env?: NodeJS.ProcessEnv;
 }
 
 const USAGE = `noderotation — move Karpenter node expiry into maintenance windows, gracefully
 
 Usage:
-  noderotation explain  -f FILE... [-o table|json] [--now RFC3339]
+  noderotation explain  [-f FILE...] [CLUSTER] [-o table|json] [--now RFC3339]
       For each NodePool: the governing policy, the derived figures and the findings with their fixes.
-  noderotation validate -f FILE... [-o text|json] [--now RFC3339]
+  noderotation validate [-f FILE...] [CLUSTER] [-o text|json] [--now RFC3339]
       The same checks, terse, for CI.
-  noderotation render   -f FILE... [--now RFC3339]
+  noderotation render   [-f FILE...] [CLUSTER] [--now RFC3339]
       The RotationPolicies the Crossplane function composes from MaintenancePlans, as YAML (docs/function.md).
+      CLUSTER: --from-cluster [--kubeconfig FILE] [--context NAME] also reads the NodePools, NodeClaims,
+      RotationPolicies and MaintenancePlans of the cluster (kubeconfig as kubectl resolves it; list calls only);
+      an object in -f replaces the cluster's of the same kind and name, to preview a change.
   noderotation simulate -f SCENARIO [-o table|json|html] [--baseline]
       Run the rotation engine against a model of Karpenter over weeks of simulated time (docs/simulate.md).
   noderotation function [--address :9443] [--insecure | --tls-certs-dir DIR] [--metrics-address :8080] [--debug]
@@ -51,11 +56,11 @@ export async function main(argv: string[], io: Partial<Io> & Pick<Io, 'stdout' |
   try {
     switch (command) {
       case 'explain':
-        return runExplain(rest, full, 'explain');
+        return await runExplain(rest, full, 'explain');
       case 'validate':
-        return runExplain(rest, full, 'validate');
+        return await runExplain(rest, full, 'validate');
       case 'render':
-        return runRender(rest, full);
+        return await runRender(rest, full);
       case 'simulate':
         return runSimulate(rest, full);
       case 'function':

@@ -9,7 +9,8 @@ import { INPUT_REASONS, run } from '../../functions/run.js';
 import { startOfUtcDay } from '../../functions/server.js';
 import { EXIT_FATAL, EXIT_INVALID, EXIT_OK } from './explain-command.js';
 import { parseFlags, parseNow } from './flags.js';
-import { inputProblems, readCommandInputs, reportInvalid } from './inputs.js';
+import { isClusterSource } from './cluster.js';
+import { CLUSTER_FLAGS, commandInputs, inputProblems, reportInvalid } from './inputs.js';
 import { MAX_NOTES } from './io.js';
 import type { Io } from './main.js';
 
@@ -17,14 +18,17 @@ import type { Io } from './main.js';
 // 2027-01-04T00:00:00Z a timestamp. Quoting what 1.1 would misread keeps them strings for every reader.
 const YAML_OUT = { lineWidth: 0, version: '1.1' } as const;
 
-export function runRender(args: string[], io: Io): number {
+export async function runRender(args: string[], io: Io): Promise<number> {
   const values = parseFlags(args, {
+    ...CLUSTER_FLAGS,
     filename: { type: 'string', short: 'f', multiple: true },
     now: { type: 'string' },
   });
   const now = parseNow(values.now, io.now);
-  const inputs = readCommandInputs(values.filename ?? [], io);
-  for (const p of inputs.policies.slice(0, MAX_NOTES))
+  const inputs = await commandInputs(values, io);
+  // The cluster's policies are the cluster's business; a policy in a file may be a mistake worth a note.
+  const fromFiles = inputs.policies.filter((p) => !isClusterSource(p.source.file));
+  for (const p of fromFiles.slice(0, MAX_NOTES))
     io.stderr.write(
       `note: ${p.source.file}, document ${p.source.document}: RotationPolicy ${p.metadata.name} is already a policy; ` +
         'render expands MaintenancePlans only\n',

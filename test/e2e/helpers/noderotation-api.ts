@@ -86,16 +86,31 @@ export async function eventsV1(kube: Kube, namespace: string): Promise<EventV1[]
  * runs with the permissions a real installation gives it, and a call missing from rbac.ts fails.
  */
 export function serviceAccountKubeconfig(namespace: string): { kubeconfig: string; cleanup: () => void } {
-  const env = readClusterEnv();
   const name = `nr-ctl-${namespace}`.slice(0, 63);
   const manifests = rbacManifests(namespace, name);
   kubectl(['apply', '-f', '-'], manifests.map((m) => `---\n${stringify(m)}`).join(''));
+  const file = tokenKubeconfig(namespace, name);
+  return {
+    kubeconfig: file,
+    cleanup: () => {
+      kubectl(['delete', 'clusterrolebinding,clusterrole', name, '--ignore-not-found']);
+      rmSync(file, { force: true });
+    },
+  };
+}
+
+/**
+ * A kubeconfig that authenticates as ServiceAccount `namespace/name` (which must exist) with a 2-hour token,
+ * against the e2e apiserver; the file lives in the run directory.
+ */
+export function tokenKubeconfig(namespace: string, name: string): string {
+  const env = readClusterEnv();
   const token = kubectl(['create', 'token', name, '-n', namespace, '--duration', '2h']).trim();
   const admin = readFileSync(env.kubeconfig, 'utf8');
   const server = /server: (\S+)/.exec(admin)?.[1];
   const ca = /certificate-authority: (\S+)/.exec(admin)?.[1];
   if (!server || !ca) throw new Error(`cannot read server and CA from ${env.kubeconfig}`);
-  const file = path.join(env.runDir, `kubeconfig-${name}`);
+  const file = path.join(env.runDir, `kubeconfig-${namespace}-${name}`);
   writeFileSync(
     file,
     stringify({
@@ -108,11 +123,5 @@ export function serviceAccountKubeconfig(namespace: string): { kubeconfig: strin
     }),
     { mode: 0o600 },
   );
-  return {
-    kubeconfig: file,
-    cleanup: () => {
-      kubectl(['delete', 'clusterrolebinding,clusterrole', name, '--ignore-not-found']);
-      rmSync(file, { force: true });
-    },
-  };
+  return file;
 }

@@ -1,0 +1,105 @@
+// `explain`/`validate`/`render --from-cluster` against the real apiserver: the same figures as the offline
+// command on the same objects exported with kubectl; a file given with -f replaces the cluster's object (a
+// what-if that shortens expireAfter below the lead time is flagged); a read that RBAC denies, a missing
+// context and an unreadable kubeconfig are each one clear line and exit 2.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { main } from '../../src/cli/main.js';
+import type { RotationPolicySpec } from '../../src/generated/api-types.js';
+import { readClusterEnv } from './helpers/cluster.js';
+import { ON_DEMAND_AMD64, poolWithApp } from './helpers/context.js';
+import { useController } from './helpers/controller-context.js';
+import { kubectl } from './helpers/engine-shell.js';
+import { tokenKubeconfig } from './helpers/noderotation-api.js';
+
+const NOW = '2026-12-01T12:00:00Z';
+const WINDOWS: RotationPolicySpec['maintenanceWindows'] = [
+  { timezone: 'Asia/Tokyo', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' },
+];
+
+async function cli(argv: string[], env: NodeJS.ProcessEnv = {}) {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(argv, {
+    stdout: { write: (t: string) => (stdout += t) },
+    stderr: { write: (t: string) => (stderr += t) },
+    env,
+  });
+  return { code, stdout, stderr };
+}
+
+describe('the CLI reads the cluster it is pointed at', () => {
+  const ctx = useController();
+  const { kube, res } = ctx;
+  const dir = mkdtempSync(path.join(tmpdir(), 'nr-from-cluster-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('explain --from-cluster = explain -f on the kubectl export; -f overrides; RBAC, context, kubeconfig', async () => {
+    const { kubeconfig } = readClusterEnv();
+    const { pool } = await poolWithApp(kube, res, 'e2e-cli', ON_DEMAND_AMD64);
+    await ctx.policy(`${pool}-policy`, { nodePools: [pool], maintenanceWindows: WINDOWS });
+
+    // The same objects, exported the way a person would, and read from the cluster.
+    const exported = path.join(dir, 'export.yaml');
+    writeFileSync(exported, kubectl(['get', 'nodepools,nodeclaims,rotationpolicies', '-o', 'yaml']));
+    const offline = await cli(['explain', '-f', exported, '-o', 'json', '--now', NOW]);
+    const live = await cli(['explain', '--from-cluster', '-o', 'json', '--now', NOW], { KUBECONFIG: kubeconfig });
+    expect(offline.code, offline.stderr).toBe(0);
+    expect(live.code, live.stderr).toBe(0);
+    expect(live.stdout).toBe(offline.stdout);
+    const report = JSON.parse(live.stdout) as {
+      nodePools: { nodePool: string; policy: string | null; ageThresholdSeconds: number | null }[];
+    };
+    const mine = report.nodePools.find((p) => p.nodePool === pool);
+    expect(mine).toMatchObject({ policy: `${pool}-policy` });
+    expect(mine?.ageThresholdSeconds).toBeGreaterThan(0);
+    // --kubeconfig and --context name the same cluster explicitly.
+    const explicit = await cli(
+      ['explain', '--from-cluster', '--kubeconfig', kubeconfig, '--context', currentContext(kubeconfig)].concat([
+        '-o',
+        'json',
+        '--now',
+        NOW,
+      ]),
+      {},
+    );
+    expect(explicit.stdout).toBe(live.stdout);
+
+    // What if the NodePool's expireAfter were 3 days? Below K·P + t_rot for windows 3–4 days apart: fatal.
+    const np = JSON.parse(kubectl(['get', 'nodepool', pool, '-o', 'json'])) as {
+      spec: { template: { spec: { expireAfter: string } } };
+    };
+    np.spec.template.spec.expireAfter = '72h';
+    const changed = path.join(dir, 'changed-nodepool.yaml');
+    writeFileSync(changed, stringify(np));
+    const whatIf = await cli(['validate', '--from-cluster', '-f', changed, '--now', NOW], { KUBECONFIG: kubeconfig });
+    expect(whatIf.code, whatIf.stdout + whatIf.stderr).toBe(1);
+    expect(whatIf.stdout).toMatch(new RegExp(`FATAL ${pool} NonPositiveAgeThreshold`));
+    expect(whatIf.stderr).toContain('1 object(s) from -f replace the cluster (context');
+    // The cluster itself was only read: its NodePool is unchanged.
+    expect(kubectl(['get', 'nodepool', pool, '-o', 'jsonpath={.spec.template.spec.expireAfter}'])).toBe('720h');
+
+    // A ServiceAccount with no rights: the first denied list is named, with what it needs.
+    const ns = await res.namespace('e2e-cli-rbac');
+    kubectl(['create', 'serviceaccount', 'nobody', '-n', ns]);
+    const denied = await cli(['explain', '--from-cluster', '--kubeconfig', tokenKubeconfig(ns, 'nobody')]);
+    expect(denied.code).toBe(2);
+    expect(denied.stderr).toMatch(/cannot list nodepools\.karpenter\.sh in cluster \(context e2e\): forbidden \(403/);
+    expect(denied.stderr).toContain('this needs get/list on nodepools.karpenter.sh, or pass the objects with -f');
+    expect(denied.stdout).toBe('');
+
+    const noContext = await cli(['explain', '--from-cluster', '--context', 'nope'], { KUBECONFIG: kubeconfig });
+    expect(noContext.code).toBe(2);
+    expect(noContext.stderr).toMatch(/--context nope: no such context in the kubeconfig; it has /);
+    const noFile = await cli(['explain', '--from-cluster', '--kubeconfig', path.join(dir, 'missing')]);
+    expect(noFile.code).toBe(2);
+    expect(noFile.stderr).toContain(`--from-cluster: cannot load --kubeconfig ${path.join(dir, 'missing')}`);
+  });
+});
+
+function currentContext(kubeconfig: string): string {
+  return (parse(readFileSync(kubeconfig, 'utf8')) as { 'current-context': string })['current-context'];
+}
