@@ -12,6 +12,9 @@
 #   cluster.sh status   per-component running/dead, and the kubeconfig path
 #   cluster.sh down     stop every component by its recorded PID, remove the run directory
 #   cluster.sh env      print the run directory's env file (ports, kubeconfig, binaries)
+#   cluster.sh crossplane up|down|status
+#                       real Crossplane core, a local OCI registry and our function beside a running cluster
+#                       (crossplane-core.sh; started only by the tests that need it; down stops it with the rest)
 #
 # Environment:
 #   NODEROTATION_CACHE      binary cache (default ${XDG_CACHE_HOME:-$HOME/.cache}/noderotation),
@@ -58,6 +61,7 @@ etcd_version="$(module_version etcd go.etcd.io/etcd/server/v3)"
 kwok_version="$(module_version kwok sigs.k8s.io/kwok)"
 karpenter_version="$(module_version karpenter sigs.k8s.io/karpenter)"
 crossplane_version="$(module_version crossplane github.com/crossplane/crossplane/v2)"
+ggcr_version="$(module_version crossplane github.com/google/go-containerregistry)"
 kubeconform_version="$(sed -n 's/^KUBECONFORM_VERSION=//p' "${here}/versions.env")"
 
 # <binary> -> its version, cached path
@@ -67,7 +71,8 @@ component_version() {
     kube-apiserver | kube-controller-manager | kube-scheduler | kubectl) echo "${k8s_version}" ;;
     kwok) echo "${kwok_version}" ;;
     karpenter-kwok) echo "${karpenter_version}" ;;
-    crossplane) echo "${crossplane_version}" ;;
+    crossplane | crossplane-core) echo "${crossplane_version}" ;;
+    oci-registry) echo "${ggcr_version}" ;;
     *) die "unknown component $1" ;;
   esac
 }
@@ -236,6 +241,15 @@ build_crossplane() {
   fi
 }
 
+# Crossplane core (cmd/crossplane, the controllers) and go-containerregistry's small OCI registry, for the
+# GitOps tests that run real Crossplane against the cluster (test/e2e/cluster/crossplane-core.sh). Same
+# wrapper module as the CLI, so both share one dependency graph. Not part of `up`: built on first use.
+build_crossplane_core() {
+  go_build crossplane-core crossplane github.com/crossplane/crossplane/v2/cmd/crossplane \
+    "-X github.com/crossplane/crossplane/v2/internal/version.version=${crossplane_version}"
+  go_build oci-registry crossplane github.com/google/go-containerregistry/cmd/registry ""
+}
+
 # kubeconform checks our published schemas the way users run it (test/e2e/kubeconform.test.ts). It has no
 # replace directives, and its go.sum pins its dependencies.
 build_kubeconform() {
@@ -263,11 +277,12 @@ cmd_build() {
   local all=(etcd kubernetes kwok karpenter crossplane kubeconform) c
   (($# > 0)) || set -- "${all[@]}"
   for c in "$@"; do
-    [[ " ${all[*]} " == *" ${c} "* ]] || die "unknown component to build: ${c} (one of: ${all[*]})"
+    [[ " ${all[*]} crossplane-core " == *" ${c} "* ]] ||
+      die "unknown component to build: ${c} (one of: ${all[*]} crossplane-core)"
   done
   # Sequential on purpose: one k8s build already uses both cores and several GB of memory.
   for c in "$@"; do
-    "build_${c}"
+    "build_${c//-/_}"
   done
   log "binaries in ${bin_root}"
   local b
@@ -633,6 +648,8 @@ cmd_up() {
 
 cmd_down() {
   local i
+  # Crossplane (cluster.sh crossplane up) first: it talks to the apiserver.
+  cmd_crossplane_down
   for ((i = ${#components[@]} - 1; i >= 0; i--)); do
     stop_component "${components[i]}"
   done
@@ -667,6 +684,9 @@ cmd_status() {
   return "${rc}"
 }
 
+# shellcheck source=crossplane-core.sh
+source "${here}/crossplane-core.sh"
+
 case "${1:-}" in
   build)
     shift
@@ -676,8 +696,19 @@ case "${1:-}" in
   down) cmd_down ;;
   status) cmd_status ;;
   env) cat "${run_dir}/env" ;;
+  crossplane)
+    case "${2:-}" in
+      up) cmd_crossplane_up ;;
+      down) cmd_crossplane_down ;;
+      status) cmd_crossplane_status ;;
+      *)
+        echo "usage: $0 crossplane up|down|status" >&2
+        exit 2
+        ;;
+    esac
+    ;;
   *)
-    echo "usage: $0 build [component...]|up|down|status|env" >&2
+    echo "usage: $0 build [component...]|up|down|status|env|crossplane up|down|status" >&2
     exit 2
     ;;
 esac
