@@ -63,6 +63,7 @@ karpenter_version="$(module_version karpenter sigs.k8s.io/karpenter)"
 crossplane_version="$(module_version crossplane github.com/crossplane/crossplane/v2)"
 ggcr_version="$(module_version crossplane github.com/google/go-containerregistry)"
 kubeconform_version="$(sed -n 's/^KUBECONFORM_VERSION=//p' "${here}/versions.env")"
+argocd_version="$(sed -n 's/^ARGOCD_VERSION=//p' "${here}/versions.env")"
 
 # <binary> -> its version, cached path
 component_version() {
@@ -257,6 +258,25 @@ build_kubeconform() {
     "-X main.version=${kubeconform_version}"
 }
 
+# Argo CD's CRDs from its Go module (downloaded, not built) into <cache>/bin/argocd-crds-<version>/, for the
+# examples tests (examples/argocd). The module is not a dependency of any wrapper module, so it is fetched
+# by path@version; the checksum database still verifies it.
+build_argocd_crds() {
+  local dir="${bin_root}/argocd-crds-${argocd_version}" src
+  if [[ -d "${dir}" && -s "${dir}/application-crd.yaml" ]]; then
+    log "reuse ${dir}"
+    return 0
+  fi
+  lock_build "${dir}" "${dir}/application-crd.yaml" || return 0
+  src="$(cd "${dir}" && GOTOOLCHAIN=local GOFLAGS=-mod=mod go mod download -json "github.com/argoproj/argo-cd/v3@${argocd_version}" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
+  [[ -n "${src}" && -d "${src}/manifests/crds" ]] || die "argo-cd ${argocd_version}: no manifests/crds in the module"
+  cp "${src}"/manifests/crds/*-crd.yaml "${dir}/"
+  chmod u+w "${dir}"/*.yaml
+  exec 9>&-
+  log "argo-cd ${argocd_version} CRDs in ${dir}"
+}
+
 # Source directory of a module in the Go module cache (downloads it if needed).
 module_dir() { # <wrapper dir> <module path>
   (cd "${modules}/$1" && GOTOOLCHAIN=local GOFLAGS=-mod=readonly go mod download -json "$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
@@ -269,12 +289,13 @@ all_built() {
   done
   [[ -s "$(artifact_dir kwok)/stages.yaml" && -d "$(artifact_dir karpenter-kwok)/crds" ]] \
     && [[ -x "$(binary_path crossplane)" && -d "$(artifact_dir crossplane)/crds" ]] \
-    && [[ -x "${bin_root}/kubeconform-${kubeconform_version}/kubeconform" ]]
+    && [[ -x "${bin_root}/kubeconform-${kubeconform_version}/kubeconform" ]] \
+    && [[ -s "${bin_root}/argocd-crds-${argocd_version}/application-crd.yaml" ]]
 }
 
 cmd_build() {
   command -v go >/dev/null || die "go is not on PATH (needed to build the cluster binaries)"
-  local all=(etcd kubernetes kwok karpenter crossplane kubeconform) c
+  local all=(etcd kubernetes kwok karpenter crossplane kubeconform argocd-crds) c
   (($# > 0)) || set -- "${all[@]}"
   for c in "$@"; do
     [[ " ${all[*]} crossplane-core " == *" ${c} "* ]] ||
@@ -449,6 +470,8 @@ KARPENTER_VERSION=${karpenter_version}
 CROSSPLANE=$(binary_path crossplane)
 CROSSPLANE_VERSION=${crossplane_version}
 CROSSPLANE_CRDS=$(artifact_dir crossplane)/crds
+ARGOCD_CRDS=${bin_root}/argocd-crds-${argocd_version}
+KARPENTER_CRDS=$(artifact_dir karpenter-kwok)/crds
 ETCD_PORT=${etcd_port}
 APISERVER_PORT=${apiserver_port}
 KCM_PORT=${kcm_port}
@@ -664,13 +687,10 @@ cmd_down() {
   fi
 }
 
-cmd_status() {
+# print_status <component>...: one line each, running (with its PID) or dead; returns 1 if any is dead.
+print_status() {
   local c pid rc=0
-  if [[ ! -d "${run_dir}" ]]; then
-    echo "no cluster (run directory ${run_dir} does not exist)"
-    return 3
-  fi
-  for c in "${components[@]}"; do
+  for c in "$@"; do
     if pid="$(live_pid "${c}")"; then
       printf '%-24s running (pid %s)\n' "${c}" "${pid}"
     else
@@ -678,6 +698,16 @@ cmd_status() {
       rc=1
     fi
   done
+  return "${rc}"
+}
+
+cmd_status() {
+  local rc=0
+  if [[ ! -d "${run_dir}" ]]; then
+    echo "no cluster (run directory ${run_dir} does not exist)"
+    return 3
+  fi
+  print_status "${components[@]}" || rc=1
   echo "kubeconfig: ${run_dir}/kubeconfig"
   echo "kubectl:    $(binary_path kubectl)"
   echo "logs:       ${run_dir}/logs/"

@@ -180,7 +180,12 @@ crossplane_healthy() {
   for c in "${crossplane_components[@]}"; do
     live_pid "${c}" >/dev/null || return 1
   done
-  curl -sf --max-time 5 "http://127.0.0.1:${crossplane_health_port}/readyz" >/dev/null 2>&1
+  curl -sf --max-time 5 "http://127.0.0.1:${crossplane_health_port}/readyz" >/dev/null 2>&1 || return 1
+  # Its objects too: a test that deletes Crossplane's CRDs (examples.test.ts does) leaves the processes
+  # running but the Function gone, and `up` must then start over.
+  local rev
+  rev="$(revision_name 2>/dev/null)" && [[ -n "${rev}" ]] || return 1
+  kubectl_ wait --for=condition=RevisionHealthy --timeout=1s "functionrevisions.pkg.crossplane.io/${rev}" >/dev/null 2>&1
 }
 
 cmd_crossplane_up() {
@@ -235,14 +240,5 @@ cmd_crossplane_down() {
 }
 
 cmd_crossplane_status() {
-  local c pid rc=0
-  for c in "${crossplane_components[@]}"; do
-    if pid="$(live_pid "${c}")"; then
-      printf '%-24s running (pid %s)\n' "${c}" "${pid}"
-    else
-      printf '%-24s dead\n' "${c}"
-      rc=1
-    fi
-  done
-  return "${rc}"
+  print_status "${crossplane_components[@]}"
 }

@@ -9,6 +9,7 @@
 --   Healthy      Synced and Ready are True.
 local hs = {}
 
+-- The condition of a type, or nil. (Each health script stands alone in argocd-cm: nothing can be shared.)
 local function condition(conditions, type)
   if conditions == nil then
     return nil

@@ -8,6 +8,7 @@
 --                rotations are routine and can take hours, and sync waves must not wait for them.
 local hs = {}
 
+-- The condition of a type, or nil. (Each health script stands alone in argocd-cm: nothing can be shared.)
 local function condition(conditions, type)
   if conditions == nil then
     return nil
