@@ -5,10 +5,11 @@
 // and nothing is created.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { cachedTool, readClusterEnv, repoRoot } from './helpers/cluster.js';
+import { readClusterEnv, repoRoot } from './helpers/cluster.js';
+import { argocdCrdsDir } from './helpers/crds.js';
 import { waitFor } from './helpers/k8s.js';
 
 const env = readClusterEnv();
@@ -76,11 +77,7 @@ function documents(file: string): ExampleDoc[] {
 const docs = yamlFiles(EXAMPLES).flatMap(documents);
 
 /** Argo CD's Application CRD, from the argo-cd module cluster.sh keeps in its cache (examples/argocd). */
-const ARGOCD_CRD = join(
-  dirname(dirname(cachedTool('kubeconform'))),
-  `argocd-crds-${readFileSync(join(repoRoot, 'test/e2e/cluster/versions.env'), 'utf8').match(/^ARGOCD_VERSION=(.*)$/m)?.[1] ?? ''}`,
-  'application-crd.yaml',
-);
+const ARGOCD_CRD = join(argocdCrdsDir(), 'application-crd.yaml');
 /** The namespace the Argo CD examples live in; created for the dry-run and removed after it. */
 const ARGOCD_NAMESPACE = 'argocd';
 

@@ -12,6 +12,7 @@ import { dirname, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { cachedTool, readClusterEnv, repoRoot } from './helpers/cluster.js';
+import { argocdCrdsDir, karpenterCrdsDir } from './helpers/crds.js';
 
 const env = readClusterEnv();
 const EXAMPLES = join(repoRoot, 'examples');
@@ -22,20 +23,7 @@ const CORE_KINDS = ['ConfigMap', 'ClusterRole'];
 const CATALOG = 'https://raw.githubusercontent.com/datreeio/CRDs-catalog/main/';
 const K8S_SCHEMAS = `https://raw.githubusercontent.com/yannh/kubernetes-json-schema/master/${env.versions.k8s}-standalone-strict/`;
 
-function versionOf(key: string): string {
-  const line = readFileSync(join(repoRoot, 'test/e2e/cluster/versions.env'), 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith(`${key}=`));
-  if (!line) throw new Error(`versions.env has no ${key}`);
-  return line.slice(key.length + 1).trim();
-}
-// Beside the binaries cluster.sh builds (same cache root as cachedTool).
-const binRoot = dirname(dirname(kubeconform));
-const CRD_DIRS = [
-  join(binRoot, `karpenter-kwok-${env.versions.karpenter}`, 'crds'),
-  env.crossplaneCrds,
-  join(binRoot, `argocd-crds-${versionOf('ARGOCD_VERSION')}`),
-];
+const CRD_DIRS = [karpenterCrdsDir(env), env.crossplaneCrds, argocdCrdsDir()];
 
 function exampleFiles(dir = EXAMPLES): string[] {
   return readdirSync(dir, { withFileTypes: true })
@@ -223,7 +211,7 @@ describe('a broken example is rejected with a message that names the field', () 
   it.each([
     {
       what: 'a NodePool without spec.template.spec.requirements (Karpenter requires it)',
-      text: firstPool.replace(/      requirements:\n(        .*\n)+/, ''),
+      text: firstPool.replace(/ {6}requirements:\n( {8}.*\n)+/, ''),
       kubeconform: "missing property 'requirements'",
       apiserver: 'spec.template.spec.requirements: Required value',
     },
