@@ -229,10 +229,18 @@ crossplane_up_failed() {
   exit "${rc}"
 }
 
-# Stops the processes; what they created in the cluster (CRDs, the Function, Secrets) stays, as it would
-# after uninstalling a controller, and a later `up` reuses it.
+# Uninstalls the Function while Crossplane still runs (it holds finalizers only Crossplane removes: left
+# behind, they would keep anyone's `kubectl delete crd functions.pkg.crossplane.io` terminating forever), then
+# stops the processes. Crossplane's CRDs and Secrets stay, as after uninstalling a controller.
 cmd_crossplane_down() {
   local i
+  if live_pid crossplane-core >/dev/null; then
+    kubectl_ delete functions.pkg.crossplane.io "${function_name}" --ignore-not-found --wait=true --timeout=60s \
+      >/dev/null 2>&1 || log "could not delete Function ${function_name} (its finalizers may remain)"
+    kubectl_ delete functionrevisions.pkg.crossplane.io -l "pkg.crossplane.io/package=${function_name}" \
+      --ignore-not-found --wait=true --timeout=60s >/dev/null 2>&1 ||
+      log "could not delete the FunctionRevisions of ${function_name} (their finalizers may remain)"
+  fi
   for ((i = ${#crossplane_components[@]} - 1; i >= 0; i--)); do
     stop_component "${crossplane_components[i]}"
   done
