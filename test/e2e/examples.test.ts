@@ -1,13 +1,15 @@
 // Every Kubernetes manifest under examples/ is accepted by a real apiserver with the real CRDs: Karpenter's
-// (installed by cluster.sh), ours (deploy/crds) and Crossplane's (from the Crossplane module cluster.sh builds the
-// CLI from). Server-side dry-run with strict field validation, one document at a time, so a failure names the
-// file, the document and the object, and nothing is created.
+// (installed by cluster.sh), ours (deploy/crds), Crossplane's (from the Crossplane module cluster.sh builds the
+// CLI from) and Argo CD's Application (from the argo-cd module, for examples/argocd). Server-side dry-run with
+// strict field validation, one document at a time, so a failure names the file, the document and the object,
+// and nothing is created.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { readClusterEnv, repoRoot } from './helpers/cluster.js';
+import { argocdCrdsDir } from './helpers/crds.js';
 import { waitFor } from './helpers/k8s.js';
 
 const env = readClusterEnv();
@@ -74,6 +76,11 @@ function documents(file: string): ExampleDoc[] {
 
 const docs = yamlFiles(EXAMPLES).flatMap(documents);
 
+/** Argo CD's Application CRD, from the argo-cd module cluster.sh keeps in its cache (examples/argocd). */
+const ARGOCD_CRD = join(argocdCrdsDir(), 'application-crd.yaml');
+/** The namespace the Argo CD examples live in; created for the dry-run and removed after it. */
+const ARGOCD_NAMESPACE = 'argocd';
+
 async function established(crd: string): Promise<void> {
   await waitFor(
     `CRD ${crd} Established`,
@@ -99,10 +106,15 @@ describe('every example manifest on a real apiserver (server-side dry-run)', () 
       ...CROSSPLANE_CRDS.flatMap((f) => ['-f', join(env.crossplaneCrds, f)]),
     ]);
     expect(crossplane.code, crossplane.err).toBe(0);
+    const argocd = kubectl(['apply', '--server-side', '-f', ARGOCD_CRD]);
+    expect(argocd.code, argocd.err).toBe(0);
+    const ns = kubectl(['create', 'namespace', ARGOCD_NAMESPACE]);
+    expect(ns.code === 0 || ns.err.includes('AlreadyExists'), ns.err).toBe(true);
     for (const crd of [
       'rotationpolicies.noderotation.io',
       'maintenanceplans.noderotation.io',
       ...CROSSPLANE_CRDS.map(crdName),
+      'applications.argoproj.io',
     ]) {
       await established(crd);
     }
@@ -110,7 +122,8 @@ describe('every example manifest on a real apiserver (server-side dry-run)', () 
 
   afterAll(() => {
     // Nothing else in the suite uses Crossplane's CRDs; ours stay, as crds.test.ts leaves them.
-    kubectl(['delete', 'crd', '--ignore-not-found', ...CROSSPLANE_CRDS.map(crdName)]);
+    kubectl(['delete', 'crd', '--ignore-not-found', ...CROSSPLANE_CRDS.map(crdName), 'applications.argoproj.io']);
+    kubectl(['delete', 'namespace', '--ignore-not-found', '--wait=false', ARGOCD_NAMESPACE]);
   });
 
   it('finds the examples, and every excluded directory still exists', () => {

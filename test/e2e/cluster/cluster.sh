@@ -12,6 +12,9 @@
 #   cluster.sh status   per-component running/dead, and the kubeconfig path
 #   cluster.sh down     stop every component by its recorded PID, remove the run directory
 #   cluster.sh env      print the run directory's env file (ports, kubeconfig, binaries)
+#   cluster.sh crossplane up|down|status
+#                       real Crossplane core, a local OCI registry and our function beside a running cluster
+#                       (crossplane-core.sh; started only by the tests that need it; down stops it with the rest)
 #
 # Environment:
 #   NODEROTATION_CACHE      binary cache (default ${XDG_CACHE_HOME:-$HOME/.cache}/noderotation),
@@ -58,7 +61,9 @@ etcd_version="$(module_version etcd go.etcd.io/etcd/server/v3)"
 kwok_version="$(module_version kwok sigs.k8s.io/kwok)"
 karpenter_version="$(module_version karpenter sigs.k8s.io/karpenter)"
 crossplane_version="$(module_version crossplane github.com/crossplane/crossplane/v2)"
+ggcr_version="$(module_version crossplane github.com/google/go-containerregistry)"
 kubeconform_version="$(sed -n 's/^KUBECONFORM_VERSION=//p' "${here}/versions.env")"
+argocd_version="$(sed -n 's/^ARGOCD_VERSION=//p' "${here}/versions.env")"
 
 # <binary> -> its version, cached path
 component_version() {
@@ -67,7 +72,8 @@ component_version() {
     kube-apiserver | kube-controller-manager | kube-scheduler | kubectl) echo "${k8s_version}" ;;
     kwok) echo "${kwok_version}" ;;
     karpenter-kwok) echo "${karpenter_version}" ;;
-    crossplane) echo "${crossplane_version}" ;;
+    crossplane | crossplane-core) echo "${crossplane_version}" ;;
+    oci-registry) echo "${ggcr_version}" ;;
     *) die "unknown component $1" ;;
   esac
 }
@@ -236,11 +242,39 @@ build_crossplane() {
   fi
 }
 
+# Crossplane core (cmd/crossplane, the controllers) and go-containerregistry's small OCI registry, for the
+# GitOps tests that run real Crossplane against the cluster (test/e2e/cluster/crossplane-core.sh). Same
+# wrapper module as the CLI, so both share one dependency graph. Not part of `up`: built on first use.
+build_crossplane_core() {
+  go_build crossplane-core crossplane github.com/crossplane/crossplane/v2/cmd/crossplane \
+    "-X github.com/crossplane/crossplane/v2/internal/version.version=${crossplane_version}"
+  go_build oci-registry crossplane github.com/google/go-containerregistry/cmd/registry ""
+}
+
 # kubeconform checks our published schemas the way users run it (test/e2e/kubeconform.test.ts). It has no
 # replace directives, and its go.sum pins its dependencies.
 build_kubeconform() {
   go_install_tool kubeconform "${kubeconform_version}" github.com/yannh/kubeconform/cmd/kubeconform \
     "-X main.version=${kubeconform_version}"
+}
+
+# Argo CD's CRDs from its Go module (downloaded, not built) into <cache>/bin/argocd-crds-<version>/, for the
+# examples tests (examples/argocd). The module is not a dependency of any wrapper module, so it is fetched
+# by path@version; the checksum database still verifies it.
+build_argocd_crds() {
+  local dir="${bin_root}/argocd-crds-${argocd_version}" src
+  if [[ -d "${dir}" && -s "${dir}/application-crd.yaml" ]]; then
+    log "reuse ${dir}"
+    return 0
+  fi
+  lock_build "${dir}" "${dir}/application-crd.yaml" || return 0
+  src="$(cd "${dir}" && GOTOOLCHAIN=local GOFLAGS=-mod=mod go mod download -json "github.com/argoproj/argo-cd/v3@${argocd_version}" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')"
+  [[ -n "${src}" && -d "${src}/manifests/crds" ]] || die "argo-cd ${argocd_version}: no manifests/crds in the module"
+  cp "${src}"/manifests/crds/*-crd.yaml "${dir}/"
+  chmod u+w "${dir}"/*.yaml
+  exec 9>&-
+  log "argo-cd ${argocd_version} CRDs in ${dir}"
 }
 
 # Source directory of a module in the Go module cache (downloads it if needed).
@@ -255,19 +289,21 @@ all_built() {
   done
   [[ -s "$(artifact_dir kwok)/stages.yaml" && -d "$(artifact_dir karpenter-kwok)/crds" ]] \
     && [[ -x "$(binary_path crossplane)" && -d "$(artifact_dir crossplane)/crds" ]] \
-    && [[ -x "${bin_root}/kubeconform-${kubeconform_version}/kubeconform" ]]
+    && [[ -x "${bin_root}/kubeconform-${kubeconform_version}/kubeconform" ]] \
+    && [[ -s "${bin_root}/argocd-crds-${argocd_version}/application-crd.yaml" ]]
 }
 
 cmd_build() {
   command -v go >/dev/null || die "go is not on PATH (needed to build the cluster binaries)"
-  local all=(etcd kubernetes kwok karpenter crossplane kubeconform) c
+  local all=(etcd kubernetes kwok karpenter crossplane kubeconform argocd-crds) c
   (($# > 0)) || set -- "${all[@]}"
   for c in "$@"; do
-    [[ " ${all[*]} " == *" ${c} "* ]] || die "unknown component to build: ${c} (one of: ${all[*]})"
+    [[ " ${all[*]} crossplane-core " == *" ${c} "* ]] ||
+      die "unknown component to build: ${c} (one of: ${all[*]} crossplane-core)"
   done
   # Sequential on purpose: one k8s build already uses both cores and several GB of memory.
   for c in "$@"; do
-    "build_${c}"
+    "build_${c//-/_}"
   done
   log "binaries in ${bin_root}"
   local b
@@ -434,6 +470,8 @@ KARPENTER_VERSION=${karpenter_version}
 CROSSPLANE=$(binary_path crossplane)
 CROSSPLANE_VERSION=${crossplane_version}
 CROSSPLANE_CRDS=$(artifact_dir crossplane)/crds
+ARGOCD_CRDS=${bin_root}/argocd-crds-${argocd_version}
+KARPENTER_CRDS=$(artifact_dir karpenter-kwok)/crds
 ETCD_PORT=${etcd_port}
 APISERVER_PORT=${apiserver_port}
 KCM_PORT=${kcm_port}
@@ -633,6 +671,8 @@ cmd_up() {
 
 cmd_down() {
   local i
+  # Crossplane (cluster.sh crossplane up) first: it talks to the apiserver.
+  cmd_crossplane_down
   for ((i = ${#components[@]} - 1; i >= 0; i--)); do
     stop_component "${components[i]}"
   done
@@ -647,13 +687,10 @@ cmd_down() {
   fi
 }
 
-cmd_status() {
+# print_status <component>...: one line each, running (with its PID) or dead; returns 1 if any is dead.
+print_status() {
   local c pid rc=0
-  if [[ ! -d "${run_dir}" ]]; then
-    echo "no cluster (run directory ${run_dir} does not exist)"
-    return 3
-  fi
-  for c in "${components[@]}"; do
+  for c in "$@"; do
     if pid="$(live_pid "${c}")"; then
       printf '%-24s running (pid %s)\n' "${c}" "${pid}"
     else
@@ -661,11 +698,24 @@ cmd_status() {
       rc=1
     fi
   done
+  return "${rc}"
+}
+
+cmd_status() {
+  local rc=0
+  if [[ ! -d "${run_dir}" ]]; then
+    echo "no cluster (run directory ${run_dir} does not exist)"
+    return 3
+  fi
+  print_status "${components[@]}" || rc=1
   echo "kubeconfig: ${run_dir}/kubeconfig"
   echo "kubectl:    $(binary_path kubectl)"
   echo "logs:       ${run_dir}/logs/"
   return "${rc}"
 }
+
+# shellcheck source=crossplane-core.sh
+source "${here}/crossplane-core.sh"
 
 case "${1:-}" in
   build)
@@ -676,8 +726,19 @@ case "${1:-}" in
   down) cmd_down ;;
   status) cmd_status ;;
   env) cat "${run_dir}/env" ;;
+  crossplane)
+    case "${2:-}" in
+      up) cmd_crossplane_up ;;
+      down) cmd_crossplane_down ;;
+      status) cmd_crossplane_status ;;
+      *)
+        echo "usage: $0 crossplane up|down|status" >&2
+        exit 2
+        ;;
+    esac
+    ;;
   *)
-    echo "usage: $0 build [component...]|up|down|status|env" >&2
+    echo "usage: $0 build [component...]|up|down|status|env|crossplane up|down|status" >&2
     exit 2
     ;;
 esac

@@ -80,11 +80,15 @@ gen_karpenter() {
   write_module "${here}/modules/karpenter" "sigs.k8s.io/karpenter@${KARPENTER_VERSION}" "" sigs.k8s.io/karpenter/kwok
 }
 
-# The Crossplane CLI (cmd/crank, installed as `crossplane`) for the `crossplane render` tests. A wrapper module
-# rather than `go install pkg@version`: the proxy serves only some versions and refuses version lists.
+# The Crossplane CLI (cmd/crank, installed as `crossplane`) for the `crossplane render` tests, Crossplane core
+# (cmd/crossplane) and go-containerregistry's registry (at the version Crossplane requires) for the GitOps
+# tests. A wrapper module rather than `go install pkg@version`: the proxy serves only some versions and refuses
+# version lists.
 gen_crossplane() {
   write_module "${here}/modules/crossplane" "github.com/crossplane/crossplane/v2@${CROSSPLANE_VERSION}" "" \
-    github.com/crossplane/crossplane/v2/cmd/crank
+    github.com/crossplane/crossplane/v2/cmd/crank \
+    github.com/crossplane/crossplane/v2/cmd/crossplane \
+    github.com/google/go-containerregistry/cmd/registry
 }
 
 components=("$@")

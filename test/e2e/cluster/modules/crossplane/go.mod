@@ -172,6 +172,7 @@ require (
 	github.com/prometheus/procfs v0.19.2 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/riywo/loginshell v0.0.0-20200815045211-7d26008be1ab // indirect
+	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/sassoftware/relic v7.2.1+incompatible // indirect
 	github.com/secure-systems-lab/go-securesystemslib v0.10.0 // indirect
 	github.com/sergi/go-diff v1.4.0 // indirect
@@ -251,4 +252,8 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-tool github.com/crossplane/crossplane/v2/cmd/crank
+tool (
+	github.com/crossplane/crossplane/v2/cmd/crank
+	github.com/crossplane/crossplane/v2/cmd/crossplane
+	github.com/google/go-containerregistry/cmd/registry
+)
