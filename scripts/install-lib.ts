@@ -96,41 +96,49 @@ interface Panel {
 
 const sel = (extra = ''): string => `{job="$job",nodepool=~"$nodepool"${extra}}`;
 const perPool = (metric: string): string => `max by (nodepool) (${metric}${sel()})`;
+/** A panel of one per-pool gauge. */
+const gauge = (title: string, description: string, metric: string, type: Panel['type'], unit?: string): Panel => ({
+  title,
+  description,
+  targets: [{ expr: perPool(metric), legend: '{{nodepool}}' }],
+  type,
+  ...(unit ? { unit } : {}),
+});
 
 const ROWS: { title: string; panels: Panel[] }[] = [
   {
     title: 'Now',
     panels: [
-      {
-        title: 'Maintenance window open',
-        description: '1 while the NodePool is inside its maintenance window (noderotation_window_active).',
-        targets: [{ expr: perPool('noderotation_window_active'), legend: '{{nodepool}}' }],
-        type: 'state-timeline',
-      },
-      {
-        title: 'Rotation in flight',
-        description: '1 while a rotation is anchored in the NodePool (noderotation_in_progress).',
-        targets: [{ expr: perPool('noderotation_in_progress'), legend: '{{nodepool}}' }],
-        type: 'state-timeline',
-      },
-      {
-        title: 'Drain stuck',
-        description: 'The rotation is in its drain phase and the drain exceeds terminationGracePeriod + 2m.',
-        targets: [{ expr: perPool('noderotation_drain_stuck'), legend: '{{nodepool}}' }],
-        type: 'state-timeline',
-      },
-      {
-        title: 'Candidates',
-        description: 'NodeClaims older than the age threshold A, waiting for a window (noderotation_candidates).',
-        targets: [{ expr: perPool('noderotation_candidates'), legend: '{{nodepool}}' }],
-        type: 'timeseries',
-      },
-      {
-        title: 'Blocked: conflict or invalid policy',
-        description: '1 when an equal-specificity tie or an invalid policy blocks the NodePool.',
-        targets: [{ expr: perPool('noderotation_policy_conflict'), legend: '{{nodepool}}' }],
-        type: 'state-timeline',
-      },
+      gauge(
+        'Maintenance window open',
+        '1 while the NodePool is inside its maintenance window (noderotation_window_active).',
+        'noderotation_window_active',
+        'state-timeline',
+      ),
+      gauge(
+        'Rotation in flight',
+        '1 while a rotation is anchored in the NodePool (noderotation_in_progress).',
+        'noderotation_in_progress',
+        'state-timeline',
+      ),
+      gauge(
+        'Drain stuck',
+        'The rotation is in its drain phase and the drain exceeds terminationGracePeriod + 2m.',
+        'noderotation_drain_stuck',
+        'state-timeline',
+      ),
+      gauge(
+        'Candidates',
+        'NodeClaims older than the age threshold A, waiting for a window (noderotation_candidates).',
+        'noderotation_candidates',
+        'timeseries',
+      ),
+      gauge(
+        'Blocked: conflict or invalid policy',
+        '1 when an equal-specificity tie or an invalid policy blocks the NodePool.',
+        'noderotation_policy_conflict',
+        'state-timeline',
+      ),
       {
         title: 'Frozen until',
         description: 'End of an active freeze (noderotation_freeze_until_timestamp), empty when none.',
@@ -171,12 +179,12 @@ const ROWS: { title: string; panels: Panel[] }[] = [
         ],
         type: 'timeseries',
       },
-      {
-        title: 'Retries',
-        description: 'Highest retry-count of a NodeClaim in the NodePool (noderotation_retry_count).',
-        targets: [{ expr: perPool('noderotation_retry_count'), legend: '{{nodepool}}' }],
-        type: 'timeseries',
-      },
+      gauge(
+        'Retries',
+        'Highest retry-count of a NodeClaim in the NodePool (noderotation_retry_count).',
+        'noderotation_retry_count',
+        'timeseries',
+      ),
     ],
   },
   {
@@ -211,38 +219,33 @@ const ROWS: { title: string; panels: Panel[] }[] = [
   {
     title: 'Derived figures (design §3.2)',
     panels: [
-      {
-        title: 'Age threshold A',
-        description: 'A = expireAfter − leadTime: a NodeClaim older than this is a candidate.',
-        targets: [{ expr: perPool('noderotation_age_threshold_seconds'), legend: '{{nodepool}}' }],
-        type: 'timeseries',
-        unit: 's',
-      },
-      {
-        title: 'Guaranteed chances G',
-        description: 'Windows the schedule guarantees each node before its expiry.',
-        targets: [{ expr: perPool('noderotation_rotation_chances'), legend: '{{nodepool}}' }],
-        type: 'timeseries',
-      },
-      {
-        title: 'Capacity C',
-        description: 'Rotations per window occurrence.',
-        targets: [{ expr: perPool('noderotation_throughput_capacity'), legend: '{{nodepool}}' }],
-        type: 'timeseries',
-      },
-      {
-        title: 'Window period P',
-        description: 'The worst start-to-start gap between window occurrences.',
-        targets: [{ expr: perPool('noderotation_window_period_seconds'), legend: '{{nodepool}}' }],
-        type: 'timeseries',
-        unit: 's',
-      },
-      {
-        title: 'Short-lead nodes',
-        description: 'NodeClaims whose own expireAfter cannot guarantee minRotationChances windows.',
-        targets: [{ expr: perPool('noderotation_short_lead_nodes'), legend: '{{nodepool}}' }],
-        type: 'timeseries',
-      },
+      gauge(
+        'Age threshold A',
+        'A = expireAfter − leadTime: a NodeClaim older than this is a candidate.',
+        'noderotation_age_threshold_seconds',
+        'timeseries',
+        's',
+      ),
+      gauge(
+        'Guaranteed chances G',
+        'Windows the schedule guarantees each node before its expiry.',
+        'noderotation_rotation_chances',
+        'timeseries',
+      ),
+      gauge('Capacity C', 'Rotations per window occurrence.', 'noderotation_throughput_capacity', 'timeseries'),
+      gauge(
+        'Window period P',
+        'The worst start-to-start gap between window occurrences.',
+        'noderotation_window_period_seconds',
+        'timeseries',
+        's',
+      ),
+      gauge(
+        'Short-lead nodes',
+        'NodeClaims whose own expireAfter cannot guarantee minRotationChances windows.',
+        'noderotation_short_lead_nodes',
+        'timeseries',
+      ),
     ],
   },
   {

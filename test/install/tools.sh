@@ -19,6 +19,8 @@ bin_root="${cache_root}/bin"
 
 log() { printf '[tools %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
+# shellcheck source=../e2e/cluster/go-build.sh
+source "${here}/../e2e/cluster/go-build.sh"
 
 # The upstream module and command of each tool, and the -X flag that sets its reported version.
 upstream() {
@@ -105,7 +107,7 @@ tool_path() {
 }
 
 build() {
-  local name="$1" mod pkg xflag version dir dest tmp
+  local name="$1" mod pkg xflag version
   if [[ "${name}" == schemas ]]; then
     build_schemas
     return
@@ -116,38 +118,7 @@ build() {
   fi
   read -r mod pkg xflag < <(upstream "${name}")
   version="$(tool_version "${name}")"
-  dest="$(tool_path "${name}")"
-  dir="$(dirname "${dest}")"
-  if [[ -x "${dest}" ]]; then
-    log "reuse ${dest}"
-    return 0
-  fi
-  mkdir -p "${dir}"
-  exec 9>"${dir}/.build.lock"
-  if ! flock -n 9; then
-    log "another build of ${dest} is running: waiting for it"
-    flock 9
-  fi
-  if [[ -x "${dest}" ]]; then
-    exec 9>&-
-    log "reuse ${dest} (built meanwhile)"
-    return 0
-  fi
-  tmp="${dest}.tmp.$$"
-  log "building ${name} ${version} from ${pkg} (minutes when cold)"
-  local timer=()
-  [[ -x /usr/bin/time ]] && timer=(/usr/bin/time -v -o "${dir}/build-stats.txt")
-  # Static, trimmed, -p 2 (two cores on these machines); -mod=readonly: go.sum must already be complete.
-  if ! (cd "${modules}/${name}" && CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=readonly \
-    "${timer[@]}" go build -p 2 -trimpath -buildvcs=false -ldflags "-s -w -X ${xflag}=${version}" -o "${tmp}" "${pkg}"); then
-    rm -f "${tmp}"
-    die "build of ${name} ${version} failed"
-  fi
-  mv -f "${tmp}" "${dest}"
-  exec 9>&-
-  if [[ -f "${dir}/build-stats.txt" ]]; then
-    log "built ${name}: $(awk -F': ' '/Elapsed \(wall clock\)/{e=$2} /Maximum resident set size/{m=$2} END{printf "wall %s, peak RSS %.0f MiB", e, m/1024}' "${dir}/build-stats.txt")"
-  fi
+  build_module "$(tool_path "${name}")" "${modules}/${name}" "${pkg}" "-X ${xflag}=${version}" "${name} ${version}"
 }
 
 # gen <tool> <version>: a main module that requires the upstream module at <version> and lists its command as
