@@ -135,6 +135,20 @@ describe('the kustomize base and the chart', () => {
     expect(ids(helmAll).map(normal)).toEqual(ids(kustomize).map(normal));
   });
 
+  it("scrape with the job label every alert and the dashboard select (the ServiceMonitor's relabeling)", () => {
+    for (const ms of [kustomize, helmAll]) {
+      const sm = find(ms, 'ServiceMonitor') as Manifest & {
+        spec: { endpoints: { port: string; relabelings: { targetLabel: string; replacement: string }[] }[] };
+      };
+      expect(sm.spec.endpoints[0]!.port).toBe('metrics');
+      expect(sm.spec.endpoints[0]!.relabelings).toEqual([
+        { targetLabel: 'job', replacement: 'noderotation-controller' },
+      ]);
+      const exprs = JSON.stringify(find(ms, 'PrometheusRule').spec);
+      expect(exprs.match(/job=\\"([^"\\]+)\\"/g)?.every((m) => m.includes('noderotation-controller'))).toBe(true);
+    }
+  });
+
   it('size the controller the same (CONTROLLER_RESOURCES in both)', () => {
     expect(deployment(helmDefault).container.resources).toEqual(deployment(kustomize).container.resources);
   });
