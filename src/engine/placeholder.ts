@@ -248,10 +248,23 @@ export function placeholderPod(i: PlaceholderInput): Pod {
         ...(t.value !== undefined ? { value: t.value } : {}),
         effect: t.effect,
       })),
-      containers: [{ name: 'pause', image: i.image, resources: { requests } }],
+      // Pod Security `restricted` (the controller's namespace enforces it): no privilege escalation, no
+      // capabilities, the runtime's default seccomp profile, non-root.
+      containers: [
+        {
+          name: 'pause',
+          image: i.image,
+          resources: { requests },
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ['ALL'] },
+          },
+        },
+      ],
       terminationGracePeriodSeconds: 0,
       automountServiceAccountToken: false,
-      securityContext: { runAsNonRoot: true, runAsUser: 65535 },
+      securityContext: { runAsNonRoot: true, runAsUser: 65535, seccompProfile: { type: 'RuntimeDefault' } },
     },
   };
 }

@@ -28,6 +28,7 @@ export interface Container {
   name: string;
   image?: string;
   resources?: { requests?: Record<string, string | number>; limits?: Record<string, string | number> };
+  securityContext?: Record<string, unknown>;
 }
 
 export interface Toleration {

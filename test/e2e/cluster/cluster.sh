@@ -89,54 +89,12 @@ module_time() { # <wrapper dir> <module path>
   (cd "${modules}/$1" && go list -m -f '{{if .Time}}{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}{{end}}' "$2")
 }
 
-# lock_build <dir> <dest>: takes the build lock of a cache directory, waiting while another cluster.sh (another
-# clone or engineer sharing the cache) builds the same binary; two builds at once only double the time on 2
-# cores. Returns 1 when the binary appeared meanwhile. The lock is released when the caller closes fd 9 or
-# exits (a failed build dies).
-lock_build() {
-  local dir="$1" dest="$2"
-  mkdir -p "${dir}"
-  exec 9>"${dir}/.build.lock"
-  if ! flock -n 9; then
-    log "another build of ${dest} is running: waiting for it (${dir}/.build.lock)"
-    flock 9
-  fi
-  if [[ -x "${dest}" ]]; then
-    exec 9>&-
-    log "reuse ${dest} (built meanwhile)"
-    return 1
-  fi
-}
+# shellcheck source=go-build.sh
+source "${here}/go-build.sh"
 
-# go_build <binary> <wrapper dir> <package> <ldflags>: builds into the cache unless it is already there.
-# Builds to a temporary name and renames, so an interrupted build never leaves a half-written binary that a
-# later run would trust. Peak memory and time go to build-stats.txt (from /usr/bin/time -v) beside it.
+# go_build <binary> <wrapper dir> <package> <ldflags>: builds a component into the cache (go-build.sh).
 go_build() {
-  local name="$1" mod="$2" pkg="$3" ldflags="$4"
-  local dir dest tmp
-  dir="$(artifact_dir "${name}")"
-  dest="${dir}/${name}"
-  if [[ -x "${dest}" ]]; then
-    log "reuse ${dest}"
-    return 0
-  fi
-  lock_build "${dir}" "${dest}" || return 0
-  tmp="${dest}.tmp.$$"
-  log "building ${name} $(component_version "${name}") from ${pkg} (this can take minutes)"
-  local timer=()
-  [[ -x /usr/bin/time ]] && timer=(/usr/bin/time -v -o "${dir}/build-stats.txt")
-  # CGO off: static binaries, no C toolchain needed. -p 2: the machines have 2 cores, and more parallel
-  # compiles of k8s packages only raise peak memory. -mod=readonly: go.sum must already be complete.
-  if ! (cd "${modules}/${mod}" && CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=readonly \
-    "${timer[@]}" go build -p 2 -trimpath -buildvcs=false -ldflags "-s -w ${ldflags}" -o "${tmp}" "${pkg}"); then
-    rm -f "${tmp}"
-    die "build of ${name} failed"
-  fi
-  mv -f "${tmp}" "${dest}"
-  exec 9>&-
-  if [[ -f "${dir}/build-stats.txt" ]]; then
-    log "built ${name}: $(awk -F': ' '/Elapsed \(wall clock\)/{e=$2} /Maximum resident set size/{m=$2} END{printf "wall %s, peak RSS %.0f MiB", e, m/1024}' "${dir}/build-stats.txt")"
-  fi
+  build_module "$(binary_path "$1")" "${modules}/$2" "$3" "$4" "$1 $(component_version "$1")"
 }
 
 build_kubernetes() {

@@ -1,0 +1,359 @@
+// The installation files that are derived from a single source elsewhere (`npm run generate`; a test fails when a
+// committed one differs): the Helm chart's CRDs (from deploy/crds), its RBAC (from controller/rbac.ts, the one
+// place the controller's permissions are defined), the PrometheusRule of both installs (from the promtool rule
+// file deploy/prometheus/alerts.yaml), the Crossplane function's ClusterRole (from examples/crossplane) and the
+// Grafana dashboard (from the panel list below).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import { rbacManifests } from '../controller/rbac.js';
+
+export const CHART = 'charts/noderotation';
+export const CRD_FILES = ['noderotation.io_rotationpolicies.yaml', 'noderotation.io_maintenanceplans.yaml'];
+export const ALERTS = 'deploy/prometheus/alerts.yaml';
+export const DASHBOARD = 'deploy/grafana/noderotation.json';
+const FUNCTION_ROLE = 'examples/crossplane/clusterrole.yaml';
+
+const generatedFrom = (source: string, hash = '#'): string =>
+  `${hash} Generated from ${source} by \`npm run generate\`; do not edit.\n`;
+
+/** The chart's RBAC: the generated manifests with Helm's names, namespace and labels put in. */
+function chartRbac(): string {
+  // Sentinels that stringify writes as plain scalars, replaced by template actions afterwards.
+  const docs = rbacManifests('NAMESPACE__', 'NAME__').map((m) => {
+    const meta = m.metadata as Record<string, unknown>;
+    return `---\n${stringify({ ...m, metadata: { ...meta, labels: 'LABELS__' } })}`;
+  });
+  const labels = [
+    'labels:',
+    '    {{- include "noderotation.labels" . | nindent 4 }}',
+    '    app.kubernetes.io/component: controller',
+  ].join('\n');
+  return (
+    `{{- /* Generated from controller/rbac.ts by \`npm run generate\`; do not edit. */ -}}\n` +
+    docs
+      .join('')
+      .replaceAll('NAMESPACE__', '{{ .Release.Namespace }}')
+      .replaceAll('NAME__', '{{ include "noderotation.fullname" . }}')
+      .replaceAll('labels: LABELS__', labels)
+  );
+}
+
+export function installFiles(root: string): Map<string, string> {
+  const read = (p: string): string => readFileSync(join(root, p), 'utf8');
+  const out = new Map<string, string>();
+
+  for (const f of CRD_FILES)
+    out.set(`${CHART}/crds/${f}`, generatedFrom(`deploy/crds/${f}`) + read(`deploy/crds/${f}`));
+  out.set(`${CHART}/templates/rbac.yaml`, chartRbac());
+
+  const alerts = read(ALERTS);
+  const groups = (parse(alerts) as { groups: unknown[] }).groups;
+  out.set(
+    'deploy/prometheus/prometheusrule.yaml',
+    generatedFrom(ALERTS) +
+      stringify(
+        {
+          apiVersion: 'monitoring.coreos.com/v1',
+          kind: 'PrometheusRule',
+          metadata: { name: 'noderotation', labels: { 'app.kubernetes.io/name': 'noderotation' } },
+          spec: { groups },
+        },
+        // Folded scalars with more-indented lines read back differently in kustomize's YAML library.
+        { blockQuote: 'literal' },
+      ),
+  );
+  // Read with .Files.Get, so the alerts' own {{ $labels }} templates pass through Helm untouched; quoted
+  // one-line strings, because the template re-indents the file and block scalars would not survive that.
+  out.set(
+    `${CHART}/files/alerts.yaml`,
+    generatedFrom(ALERTS) + stringify({ groups }, { blockQuote: false, lineWidth: 0 }),
+  );
+
+  const role = generatedFrom(FUNCTION_ROLE) + read(FUNCTION_ROLE);
+  out.set('deploy/crossplane/clusterrole.yaml', role);
+  out.set(`${CHART}/templates/function-clusterrole.yaml`, `{{- if .Values.function.enabled }}\n${role}{{- end }}\n`);
+
+  const dashboard = `${JSON.stringify(grafanaDashboard(), null, 2)}\n`;
+  out.set(DASHBOARD, dashboard);
+  out.set(`${CHART}/files/noderotation.json`, dashboard);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The Grafana dashboard: one row per question an operator asks, every query per NodePool (`$nodepool`).
+// ---------------------------------------------------------------------------------------------------------
+
+interface Panel {
+  title: string;
+  description: string;
+  /** PromQL, each with its legend. */
+  targets: { expr: string; legend: string }[];
+  type: 'timeseries' | 'state-timeline' | 'stat';
+  unit?: string;
+  width?: number;
+}
+
+const sel = (extra = ''): string => `{job="$job",nodepool=~"$nodepool"${extra}}`;
+const perPool = (metric: string): string => `max by (nodepool) (${metric}${sel()})`;
+/** A panel of one per-pool gauge. */
+const gauge = (title: string, description: string, metric: string, type: Panel['type'], unit?: string): Panel => ({
+  title,
+  description,
+  targets: [{ expr: perPool(metric), legend: '{{nodepool}}' }],
+  type,
+  ...(unit ? { unit } : {}),
+});
+
+const ROWS: { title: string; panels: Panel[] }[] = [
+  {
+    title: 'Now',
+    panels: [
+      gauge(
+        'Maintenance window open',
+        '1 while the NodePool is inside its maintenance window (noderotation_window_active).',
+        'noderotation_window_active',
+        'state-timeline',
+      ),
+      gauge(
+        'Rotation in flight',
+        '1 while a rotation is anchored in the NodePool (noderotation_in_progress).',
+        'noderotation_in_progress',
+        'state-timeline',
+      ),
+      gauge(
+        'Drain stuck',
+        'The rotation is in its drain phase and the drain exceeds terminationGracePeriod + 2m.',
+        'noderotation_drain_stuck',
+        'state-timeline',
+      ),
+      gauge(
+        'Candidates',
+        'NodeClaims older than the age threshold A, waiting for a window (noderotation_candidates).',
+        'noderotation_candidates',
+        'timeseries',
+      ),
+      gauge(
+        'Blocked: conflict or invalid policy',
+        '1 when an equal-specificity tie or an invalid policy blocks the NodePool.',
+        'noderotation_policy_conflict',
+        'state-timeline',
+      ),
+      {
+        title: 'Frozen until',
+        description: 'End of an active freeze (noderotation_freeze_until_timestamp), empty when none.',
+        targets: [{ expr: `${perPool('noderotation_freeze_until_timestamp')} * 1000 > 0`, legend: '{{nodepool}}' }],
+        type: 'stat',
+        unit: 'dateTimeAsIso',
+      },
+    ],
+  },
+  {
+    title: 'Outcomes',
+    panels: [
+      {
+        title: 'Completed rotations by outcome',
+        description: 'success, failure (rolled back at readyTimeout), expired (Karpenter removed the claim first).',
+        targets: [
+          {
+            expr: `sum by (nodepool, outcome) (increase(noderotation_completed_total${sel()}[$__range]))`,
+            legend: '{{nodepool}} {{outcome}}',
+          },
+        ],
+        type: 'stat',
+      },
+      {
+        title: 'Forceful fallbacks and expirations',
+        description: 'Surge-less fallback rotations started, and claims Karpenter expired before their rotation.',
+        targets: [
+          {
+            expr: `sum by (nodepool) (increase(noderotation_forceful_fallback_total${sel()}[$__rate_interval]))`,
+            legend: '{{nodepool}} fallback',
+          },
+          {
+            expr:
+              'sum by (nodepool) ' +
+              `(increase(noderotation_completed_total${sel(',outcome="expired"')}[$__rate_interval]))`,
+            legend: '{{nodepool}} expired',
+          },
+        ],
+        type: 'timeseries',
+      },
+      gauge(
+        'Retries',
+        'Highest retry-count of a NodeClaim in the NodePool (noderotation_retry_count).',
+        'noderotation_retry_count',
+        'timeseries',
+      ),
+    ],
+  },
+  {
+    title: 'Durations',
+    panels: [
+      {
+        title: 'Surge wait (p50, p95)',
+        description: 'Rotation start to surge node Ready (noderotation_duration_seconds{phase="surge_wait"}).',
+        targets: [0.5, 0.95].map((q) => ({
+          expr:
+            `histogram_quantile(${q}, sum by (nodepool, le) ` +
+            `(rate(noderotation_duration_seconds_bucket${sel(',phase="surge_wait"')}[$__rate_interval])))`,
+          legend: `{{nodepool}} p${q * 100}`,
+        })),
+        type: 'timeseries',
+        unit: 's',
+      },
+      {
+        title: 'Drain (p50, p95)',
+        description: 'Drain start to the old NodeClaim gone (noderotation_duration_seconds{phase="drain"}).',
+        targets: [0.5, 0.95].map((q) => ({
+          expr:
+            `histogram_quantile(${q}, sum by (nodepool, le) ` +
+            `(rate(noderotation_duration_seconds_bucket${sel(',phase="drain"')}[$__rate_interval])))`,
+          legend: `{{nodepool}} p${q * 100}`,
+        })),
+        type: 'timeseries',
+        unit: 's',
+      },
+    ],
+  },
+  {
+    title: 'Derived figures (design §3.2)',
+    panels: [
+      gauge(
+        'Age threshold A',
+        'A = expireAfter − leadTime: a NodeClaim older than this is a candidate.',
+        'noderotation_age_threshold_seconds',
+        'timeseries',
+        's',
+      ),
+      gauge(
+        'Guaranteed chances G',
+        'Windows the schedule guarantees each node before its expiry.',
+        'noderotation_rotation_chances',
+        'timeseries',
+      ),
+      gauge('Capacity C', 'Rotations per window occurrence.', 'noderotation_throughput_capacity', 'timeseries'),
+      gauge(
+        'Window period P',
+        'The worst start-to-start gap between window occurrences.',
+        'noderotation_window_period_seconds',
+        'timeseries',
+        's',
+      ),
+      gauge(
+        'Short-lead nodes',
+        'NodeClaims whose own expireAfter cannot guarantee minRotationChances windows.',
+        'noderotation_short_lead_nodes',
+        'timeseries',
+      ),
+    ],
+  },
+  {
+    title: 'Controller',
+    panels: [
+      {
+        title: 'Replicas up and leading',
+        description: 'Scraped replicas, and how many hold the leader Lease (exactly one when healthy).',
+        targets: [
+          { expr: 'sum(up{job="$job"})', legend: 'up' },
+          { expr: 'sum(noderotation_controller_leader{job="$job"})', legend: 'leading' },
+        ],
+        type: 'timeseries',
+      },
+      {
+        title: 'Watches synced',
+        description: '1 per resource when its watch has synced without error.',
+        targets: [
+          { expr: 'min by (resource) (noderotation_controller_watch_synced{job="$job"})', legend: '{{resource}}' },
+        ],
+        type: 'state-timeline',
+      },
+      {
+        title: 'API requests by code',
+        description: 'Requests to the Kubernetes API by the controller, per second.',
+        targets: [
+          {
+            expr: 'sum by (code) (rate(noderotation_controller_api_requests_total{job="$job"}[$__rate_interval]))',
+            legend: '{{code}}',
+          },
+        ],
+        type: 'timeseries',
+        unit: 'reqps',
+      },
+    ],
+  },
+];
+
+export function grafanaDashboard(): Record<string, unknown> {
+  const panels: Record<string, unknown>[] = [];
+  let id = 1;
+  let y = 0;
+  for (const row of ROWS) {
+    panels.push({ type: 'row', title: row.title, id: id++, collapsed: false, gridPos: { h: 1, w: 24, x: 0, y } });
+    y += 1;
+    let x = 0;
+    for (const p of row.panels) {
+      const w = p.width ?? 8;
+      if (x + w > 24) {
+        x = 0;
+        y += 8;
+      }
+      panels.push({
+        type: p.type,
+        title: p.title,
+        description: p.description,
+        id: id++,
+        datasource: { type: 'prometheus', uid: '${datasource}' },
+        gridPos: { h: 8, w, x, y },
+        fieldConfig: { defaults: { unit: p.unit ?? 'short' }, overrides: [] },
+        options: {},
+        targets: p.targets.map((t, i) => ({
+          refId: String.fromCharCode(65 + i),
+          expr: t.expr,
+          legendFormat: t.legend,
+          datasource: { type: 'prometheus', uid: '${datasource}' },
+        })),
+      });
+      x += w;
+    }
+    y += 8;
+  }
+  return {
+    title: 'noderotation',
+    uid: 'noderotation',
+    description: 'Karpenter node rotation per NodePool: windows, rotations, outcomes, durations, derived figures.',
+    tags: ['noderotation', 'karpenter'],
+    schemaVersion: 39,
+    version: 1,
+    editable: true,
+    time: { from: 'now-7d', to: 'now' },
+    refresh: '1m',
+    templating: {
+      list: [
+        { name: 'datasource', label: 'Prometheus', type: 'datasource', query: 'prometheus' },
+        {
+          name: 'job',
+          label: 'Job',
+          type: 'custom',
+          query: 'noderotation-controller',
+          current: { text: 'noderotation-controller', value: 'noderotation-controller' },
+          hide: 2,
+        },
+        {
+          name: 'nodepool',
+          label: 'NodePool',
+          type: 'query',
+          datasource: { type: 'prometheus', uid: '${datasource}' },
+          query: { query: 'label_values(noderotation_candidates{job="$job"}, nodepool)', refId: 'nodepool' },
+          definition: 'label_values(noderotation_candidates{job="$job"}, nodepool)',
+          multi: true,
+          includeAll: true,
+          allValue: '.*',
+          refresh: 2,
+          sort: 1,
+        },
+      ],
+    },
+    panels,
+  };
+}
