@@ -28,6 +28,10 @@ export class ControllerMetrics {
 
   readonly candidates = this.pool('noderotation_candidates', 'Eligible NodeClaims per NodePool.');
   readonly inProgress = this.pool('noderotation_in_progress', '1 while a rotation is anchored in the NodePool.');
+  readonly draining = this.pool(
+    'noderotation_draining',
+    '1 while the rotation in flight drains (its old NodeClaim deleted); 0 while it waits for its surge node.',
+  );
   readonly windowActive = this.pool('noderotation_window_active', '1 inside the maintenance window.');
   readonly policyConflict = this.pool(
     'noderotation_policy_conflict',
@@ -106,6 +110,7 @@ export class ControllerMetrics {
     const f = r.figures;
     this.candidates.set(l, r.candidates);
     this.inProgress.set(l, r.inProgress ? 1 : 0);
+    this.draining.set(l, r.phase === 'draining' ? 1 : 0);
     this.windowActive.set(l, windowActive ? 1 : 0);
     this.policyConflict.set(l, r.governance === 'conflict' ? 1 : 0);
     this.freezeUntil.set(l, r.frozenUntil === null ? 0 : Math.floor(r.frozenUntil / 1000));

@@ -121,6 +121,19 @@ const ROWS: { title: string; panels: Panel[] }[] = [
         'noderotation_in_progress',
         'state-timeline',
       ),
+      {
+        title: 'Rotation phase',
+        description:
+          '0 none, 1 waiting for the surge node, 2 draining the old node ' +
+          '(noderotation_in_progress + noderotation_draining).',
+        targets: [
+          {
+            expr: `${perPool('noderotation_in_progress')} + ${perPool('noderotation_draining')}`,
+            legend: '{{nodepool}}',
+          },
+        ],
+        type: 'state-timeline',
+      },
       gauge(
         'Drain stuck',
         'The rotation is in its drain phase and the drain exceeds terminationGracePeriod + 2m.',

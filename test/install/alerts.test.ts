@@ -119,6 +119,7 @@ describe('the Grafana dashboard (deploy/grafana/noderotation.json)', () => {
     'noderotation_window_active',
     'noderotation_candidates',
     'noderotation_in_progress',
+    'noderotation_draining',
     'noderotation_drain_stuck',
     'noderotation_completed_total',
     'noderotation_forceful_fallback_total',
