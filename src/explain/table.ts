@@ -1,4 +1,5 @@
 // The terminal form of `explain`: one aligned row per NodePool, then each finding with its fix.
+import { alignColumns } from '../util/columns.js';
 import { formatHuman } from '../util/duration.js';
 import type { ExplainResult, NodePoolReport } from './explain.js';
 
@@ -31,13 +32,7 @@ export function renderTable(report: ExplainResult['report'], excluded: ExplainRe
     num(p.capacityPerOccurrence),
     exclusion.get(p.nodePool) ?? summary(p),
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
-  const line = (cells: string[]): string =>
-    cells
-      .map((c, i) => c.padEnd(widths[i] as number))
-      .join('  ')
-      .trimEnd();
-  const out = [line(header), ...rows.map(line)];
+  const out = alignColumns(header, rows);
   for (const p of report.nodePools) {
     if (p.findings.length === 0) continue;
     out.push('', `${p.nodePool}:`);

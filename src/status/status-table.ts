@@ -1,0 +1,77 @@
+// The terminal form of `noderotation status`: one aligned row per NodePool; `wide` adds the surge node, the
+// times in the user's zone and what the controller last reported. Times are shown in the window's own zone
+// (as the platform team wrote the window) with how far away they are.
+import { DateTime } from 'luxon';
+import { alignColumns } from '../util/columns.js';
+import { formatHuman } from '../util/duration.js';
+import type { PoolStatus } from './fleet-status.js';
+
+export interface TableOptions {
+  now: number;
+  /** The user's zone (IANA), for the wide columns. */
+  userZone: string;
+  wide: boolean;
+}
+
+/** `Sat 02:00 Asia/Tokyo`; in `zone` when given, else UTC. */
+export function wallTime(iso: string, zone: string | null): string {
+  const z = zone ?? 'UTC';
+  return `${DateTime.fromISO(iso, { zone: z }).toFormat('ccc yyyy-LL-dd HH:mm')} ${z}`;
+}
+
+const relative = (iso: string, now: number): string => {
+  const seconds = Math.round((Date.parse(iso) - now) / 1000);
+  return seconds >= 0 ? `in ${formatHuman(seconds)}` : `${formatHuman(-seconds)} ago`;
+};
+
+function window(p: PoolStatus, now: number): string {
+  if (p.policy === null) return '-';
+  if (p.windowOpen)
+    return p.windowClosesAt ? `open until ${wallTime(p.windowClosesAt, p.windowZone)}` : 'open (no end within 16d)';
+  return p.windowOpensAt
+    ? `opens ${wallTime(p.windowOpensAt, p.windowZone)} (${relative(p.windowOpensAt, now)})`
+    : 'closed (no opening within 16d)';
+}
+
+function rotation(p: PoolStatus, now: number): string {
+  const r = p.rotation;
+  if (!r) return '-';
+  const mode = r.mode === 'forceful-fallback' ? ' forceful' : '';
+  return `${r.nodeClaim} ${r.phase}${mode}${r.since ? ` for ${relative(r.since, now).replace(' ago', '')}` : ''}`;
+}
+
+function notes(p: PoolStatus): string {
+  const out: string[] = [];
+  if (p.governance === 'conflict') out.push(`conflict: ${p.conflictingPolicies.join(', ')}`);
+  if (p.frozenUntil) out.push(`frozen until ${p.frozenUntil}`);
+  for (const f of p.findings) out.push(`${f.severity === 'fatal' ? 'FATAL' : 'WARNING'} ${f.reason}`);
+  return out.join('; ') || '-';
+}
+
+export function renderStatus(pools: readonly PoolStatus[], o: TableOptions): string {
+  const header = ['NODEPOOL', 'POLICY', 'WINDOW', 'CANDIDATES', 'ROTATION', 'LAST-SUCCESS', 'LAST-FAILURE', 'NOTES'];
+  if (o.wide) header.push('SURGE-NODE', `NEXT-CHANGE(${o.userZone})`, 'CONTROLLER');
+  const rows = pools.map((p) => {
+    const row = [
+      p.nodePool,
+      p.policy ?? (p.governance === 'conflict' ? '(conflict)' : '(none)'),
+      window(p, o.now),
+      p.policy === null ? '-' : `${p.candidates} now, ${p.candidatesNextWindow ?? '-'} next`,
+      rotation(p, o.now),
+      p.lastSuccess ? relative(p.lastSuccess, o.now) : '-',
+      p.lastFailure ? relative(p.lastFailure, o.now) : '-',
+      notes(p),
+    ];
+    if (o.wide) {
+      const change = p.windowOpen ? p.windowClosesAt : p.windowOpensAt;
+      const ready = p.controller?.ready;
+      row.push(
+        p.rotation?.surgeNode ?? '-',
+        change && p.policy !== null ? wallTime(change, o.userZone) : '-',
+        ready ? `${ready.reason}${p.controller?.waiting ? `: ${p.controller.waiting}` : ''}` : '-',
+      );
+    }
+    return row;
+  });
+  return `${alignColumns(header, rows).join('\n')}\n`;
+}
