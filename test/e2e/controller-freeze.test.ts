@@ -1,0 +1,93 @@
+// Freezes under the controller: with the window open and a node past its threshold, a freeze holds the rotation
+// that is due — nothing of ours touches the pool while it holds (polled throughout), the freeze's end is
+// exported — and its end releases it: the rotation starts after it, completes and leaves nothing behind.
+//  - `annotated`: the operator's noderotation.io/freeze annotation on the NodePool (an hour ahead), removed by
+//    the operator (the test);
+//  - `scheduled`: a spec.freezes period of the policy that began an hour ago and ends a minute from now.
+// Both pools run at once: the annotation is removed when the scheduled freeze ends.
+import { describe, expect, it } from 'vitest';
+import { A } from '../../src/engine/annotations.js';
+import { ON_DEMAND_AMD64, poolWithApp } from './helpers/context.js';
+import { ALWAYS_OPEN, useController } from './helpers/controller-context.js';
+import { kubectl } from './helpers/engine-shell.js';
+import { waitFor } from './helpers/k8s.js';
+import { actionsOn, holdsUntil, poolMetric, rotatedAndClean, untouched } from './helpers/windows.js';
+
+const HOUR = 3_600_000;
+
+describe('freezes under the controller', () => {
+  const ctx = useController();
+  const { kube, res } = ctx;
+
+  it('the freeze annotation and a scheduled freeze hold a due rotation and release it', async () => {
+    const ctlNs = await res.namespace('e2e-cf-ctl');
+    const [annotated, scheduled] = await Promise.all([
+      poolWithApp(kube, res, 'e2e-cf-ann', ON_DEMAND_AMD64),
+      poolWithApp(kube, res, 'e2e-cf-sched', ON_DEMAND_AMD64),
+    ]);
+    // Whole seconds: the exported freeze end is in seconds.
+    const now = Math.floor(Date.now() / 1000) * 1000;
+    const annotationUntil = now + HOUR;
+    const scheduledEnd = now + 45_000;
+    kubectl(['annotate', 'nodepool', annotated.pool, `${A.freeze}=${new Date(annotationUntil).toISOString()}`]);
+    const spec = {
+      maintenanceWindows: ALWAYS_OPEN,
+      ageThreshold: '1s',
+      surge: { readyTimeout: '5m', cooldownAfter: '30m' },
+    };
+    await ctx.policy(`${annotated.pool}-policy`, { ...spec, nodePools: [annotated.pool] });
+    await ctx.policy(`${scheduled.pool}-policy`, {
+      ...spec,
+      nodePools: [scheduled.pool],
+      freezes: [
+        { start: new Date(now - HOUR).toISOString(), end: new Date(scheduledEnd).toISOString(), reason: 'e2e' },
+      ],
+    });
+    const controller = await ctx.controller(ctlNs);
+
+    // Each pool passed: a candidate, the window open, the freeze and its end exported.
+    const frozen = [
+      { pool: annotated.pool, until: annotationUntil },
+      { pool: scheduled.pool, until: scheduledEnd },
+    ];
+    await waitFor(
+      'both pools passed: a candidate, the window open, frozen until the freeze ends',
+      async () => {
+        for (const { pool, until } of frozen) {
+          if ((await poolMetric(controller, 'noderotation_candidates', pool)) !== 1) return false;
+          if ((await poolMetric(controller, 'noderotation_window_active', pool)) !== 1) return false;
+          if ((await poolMetric(controller, 'noderotation_freeze_until_timestamp', pool)) !== until / 1000)
+            return false;
+        }
+        return true;
+      },
+      { timeoutMs: 30_000, describe: () => controller.tail(20) },
+    );
+    await holdsUntil('nothing of ours on either frozen pool', scheduledEnd, async () => {
+      const annotatedHeld = await untouched(kube, controller, ctlNs, annotated.pool, 1, [A.freeze]);
+      return annotatedHeld ?? untouched(kube, controller, ctlNs, scheduled.pool, 1);
+    });
+    // The scheduled freeze has ended and its rotation starts; the annotation still holds its pool until the
+    // operator removes it.
+    await waitFor(
+      'the rotation of the scheduled pool anchored',
+      async () => (await kube.getNodePool(scheduled.pool))?.metadata.annotations?.[A.activeRotation] !== undefined,
+      { timeoutMs: 30_000, describe: () => controller.tail(20) },
+    );
+    expect(await untouched(kube, controller, ctlNs, annotated.pool, 1, [A.freeze])).toBeNull();
+    const lifted = Date.now();
+    kubectl(['annotate', 'nodepool', annotated.pool, `${A.freeze}-`]);
+
+    await rotatedAndClean(kube, controller, ctlNs, scheduled.pool, scheduled.claim.metadata.name);
+    await rotatedAndClean(kube, controller, ctlNs, annotated.pool, annotated.claim.metadata.name);
+    // Each started only once its freeze was over (the controller logs each write before making it).
+    const startOf = (pool: string): number => Date.parse(String(actionsOn(controller, pool)[0]?.ts));
+    expect(startOf(scheduled.pool)).toBeGreaterThanOrEqual(scheduledEnd);
+    expect(startOf(annotated.pool)).toBeGreaterThanOrEqual(lifted);
+    for (const { pool } of frozen) {
+      expect(await poolMetric(controller, 'noderotation_freeze_until_timestamp', pool)).toBe(0);
+    }
+    expect(await controller.stop()).toBe(0);
+    expect(controller.errors()).toEqual([]);
+  });
+});
