@@ -25,10 +25,13 @@ describe('freezes under the controller', () => {
       poolWithApp(kube, res, 'e2e-cf-ann', ON_DEMAND_AMD64),
       poolWithApp(kube, res, 'e2e-cf-sched', ON_DEMAND_AMD64),
     ]);
+    // Started before the policies exist (it leaves ungoverned pools alone), so that the scheduled freeze need only
+    // last past their watch events and one pass of each pool.
+    const controller = await ctx.controller(ctlNs);
     // Whole seconds: the exported freeze end is in seconds.
     const now = Math.floor(Date.now() / 1000) * 1000;
     const annotationUntil = now + HOUR;
-    const scheduledEnd = now + 45_000;
+    const scheduledEnd = now + 35_000;
     kubectl(['annotate', 'nodepool', annotated.pool, `${A.freeze}=${new Date(annotationUntil).toISOString()}`]);
     const spec = {
       maintenanceWindows: ALWAYS_OPEN,
@@ -43,7 +46,6 @@ describe('freezes under the controller', () => {
         { start: new Date(now - HOUR).toISOString(), end: new Date(scheduledEnd).toISOString(), reason: 'e2e' },
       ],
     });
-    const controller = await ctx.controller(ctlNs);
 
     // Each pool passed: a candidate, the window open, the freeze and its end exported.
     const frozen = [
@@ -61,7 +63,12 @@ describe('freezes under the controller', () => {
         }
         return true;
       },
-      { timeoutMs: 30_000, describe: () => controller.tail(20) },
+      {
+        timeoutMs: 30_000,
+        describe: async () =>
+          `${await untouched(kube, controller, ctlNs, annotated.pool, 1, [A.freeze])}; ` +
+          `${await untouched(kube, controller, ctlNs, scheduled.pool, 1)}\n${controller.tail(20)}`,
+      },
     );
     await holdsUntil('nothing of ours on either frozen pool', scheduledEnd, async () => {
       const annotatedHeld = await untouched(kube, controller, ctlNs, annotated.pool, 1, [A.freeze]);

@@ -44,8 +44,10 @@ describe('maintenance windows under the controller', () => {
       return pdb.status?.currentHealthy === 2 && pdb.status.disruptionsAllowed === 0;
     });
 
-    // Long enough for the controller to start and pass both pools before it.
-    const boundary = minuteAfter(Date.now(), 50_000);
+    // Started before the policies exist (it leaves ungoverned pools alone), so that the boundary need only leave
+    // time for the policies' watch events and one pass of each pool.
+    const controller = await ctx.controller(ctlNs);
+    const boundary = minuteAfter(Date.now(), 35_000);
     // A zone with a half-hour offset, so a window read in the wrong zone is closed at the boundary.
     await ctx.policy(`${opening.pool}-policy`, {
       nodePools: [opening.pool],
@@ -59,7 +61,6 @@ describe('maintenance windows under the controller', () => {
       ageThreshold: '1s',
       surge: { readyTimeout: '5m', cooldownAfter: '1s' },
     });
-    const controller = await ctx.controller(ctlNs);
 
     // Before the boundary: the controller has passed `opening`, found its candidate and the window closed.
     await waitFor(
@@ -126,5 +127,7 @@ describe('maintenance windows under the controller', () => {
     expect(await poolMetric(again, 'noderotation_candidates', closing.pool)).toBeGreaterThanOrEqual(1);
     expect(again.logs.filter((l) => l.action !== undefined)).toEqual([]);
     expect(await untouched(kube, again, ctlNs, closing.pool, 2, [A.lastRotationAt])).toBeNull();
+    expect(await again.stop()).toBe(0);
+    expect(again.errors()).toEqual([]);
   });
 });
