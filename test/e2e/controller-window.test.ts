@@ -12,7 +12,8 @@ import { useController } from './helpers/controller-context.js';
 import { waitFor } from './helpers/k8s.js';
 import {
   actionsOn,
-  dailyWindow,
+  weeklyWindow,
+  zoneJustAfterMidnight,
   holdsUntil,
   minuteAfter,
   poolMetric,
@@ -51,13 +52,17 @@ describe('maintenance windows under the controller', () => {
     // A zone with a half-hour offset, so a window read in the wrong zone is closed at the boundary.
     await ctx.policy(`${opening.pool}-policy`, {
       nodePools: [opening.pool],
-      maintenanceWindows: [dailyWindow(boundary, boundary + HOUR / 2, 'Asia/Kolkata')],
+      maintenanceWindows: [weeklyWindow(boundary, boundary + HOUR / 2, 'Asia/Kolkata')],
       ageThreshold: '1s',
       surge: { readyTimeout: '5m', cooldownAfter: '30m' },
     });
+    // Open since two hours before the boundary, across local midnight: the day is the day of the start, and the
+    // end is before the start.
+    const across = weeklyWindow(boundary - 2 * HOUR, boundary, zoneJustAfterMidnight(boundary));
+    expect(across.end < across.start, JSON.stringify(across)).toBe(true);
     await ctx.policy(`${closing.pool}-policy`, {
       nodePools: [closing.pool],
-      maintenanceWindows: [dailyWindow(boundary - 2 * HOUR, boundary, 'UTC')],
+      maintenanceWindows: [across],
       ageThreshold: '1s',
       surge: { readyTimeout: '5m', cooldownAfter: '1s' },
     });

@@ -7,7 +7,6 @@ import { A } from '../../../src/engine/annotations.js';
 import type { MaintenanceWindow } from '../../../src/generated/api-types.js';
 import { NODEPOOL_LABEL, type NodeClaim } from '../../../src/karpenter/types.js';
 import { deployment, ourMarkers } from './context.js';
-import { ALWAYS_OPEN } from './controller-context.js';
 import type { ControllerProcess, LogLine } from './controller-process.js';
 import {
   conditionTrue,
@@ -28,15 +27,26 @@ export function minuteAfter(from: number, leadMs: number): number {
 }
 
 /**
- * A window open every day from `open` to `close` (epoch ms on whole minutes, less than a day apart) on the wall
- * clock of `timezone`. When the span crosses local midnight the entry's end is before its start, which the API
- * reads as spanning midnight.
+ * A window open from `open` to `close` (epoch ms on whole minutes, less than a day apart) on the wall clock of
+ * `timezone`, on one day a week: the local weekday of `open` (the API's `days` are the days of the start). When
+ * the span crosses local midnight the entry's end is before its start, which the API reads as spanning midnight.
  */
-export function dailyWindow(open: number, close: number, timezone: string): MaintenanceWindow {
+export function weeklyWindow(open: number, close: number, timezone: string): MaintenanceWindow {
   if (open % MINUTE !== 0 || close % MINUTE !== 0 || close <= open || close - open >= 24 * 60 * MINUTE)
-    throw new Error(`dailyWindow: ${open}..${close} is not a span of whole minutes shorter than a day`);
-  const hhmm = (t: number): string => DateTime.fromMillis(t, { zone: timezone }).toFormat('HH:mm');
-  return { timezone, days: (ALWAYS_OPEN as MaintenanceWindow[])[0]!.days, start: hhmm(open), end: hhmm(close) };
+    throw new Error(`weeklyWindow: ${open}..${close} is not a span of whole minutes shorter than a day`);
+  const local = (t: number): DateTime => DateTime.fromMillis(t, { zone: timezone });
+  const day = local(open).setLocale('en-US').toFormat('ccc') as MaintenanceWindow['days'][number];
+  return { timezone, days: [day], start: local(open).toFormat('HH:mm'), end: local(close).toFormat('HH:mm') };
+}
+
+/**
+ * A whole-hour zone (Etc/GMT±N, whose sign is POSIX's: Etc/GMT-9 is UTC+9) in which `t` falls between 00:00 and
+ * 00:59 local time, so that a span ending at `t` and starting an hour or more before it crosses local midnight.
+ */
+export function zoneJustAfterMidnight(t: number): string {
+  const h = new Date(t).getUTCHours();
+  const offset = h <= 12 ? -h : 24 - h; // local = UTC + offset, within the tz database's −12…+14
+  return offset === 0 ? 'Etc/GMT' : `Etc/GMT${offset > 0 ? '-' : '+'}${Math.abs(offset)}`;
 }
 
 const iso = (t: number): string => new Date(t).toISOString();
