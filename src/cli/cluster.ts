@@ -164,7 +164,7 @@ export function nameOf(o: Record<string, unknown>): string {
 /**
  * The object as an input document: the fields a person would export for these commands. Server bookkeeping
  * (managedFields, resourceVersion, uid) is dropped; so are a plan's Crossplane fields (`spec.crossplane`) and
- * status, and a policy's status, which these commands never read and our schemas do not describe.
+ * status, which our schema does not describe (Crossplane adds them to every composite).
  */
 function asInput(kind: Listed['kind'], item: Record<string, unknown>): Record<string, unknown> {
   const meta = (item.metadata ?? {}) as Record<string, unknown>;
@@ -178,6 +178,7 @@ function asInput(kind: Listed['kind'], item: Record<string, unknown>): Record<st
     const { crossplane: _composition, ...spec } = (item.spec ?? {}) as Record<string, unknown>;
     out.spec = spec;
   } else out.spec = item.spec;
-  if ((kind === 'NodePool' || kind === 'NodeClaim') && item.status !== undefined) out.status = item.status;
+  // Karpenter's status (node names, Ready) is read by the engine; a policy's is what the controller last saw.
+  if (kind !== 'MaintenancePlan' && item.status !== undefined) out.status = item.status;
   return out;
 }

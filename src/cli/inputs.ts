@@ -20,6 +20,7 @@ export const CLUSTER_FLAGS = {
 export async function commandInputs(
   values: { filename?: string[]; 'from-cluster'?: boolean; kubeconfig?: string; context?: string },
   io: Io,
+  options: InputOptions = {},
 ): Promise<Inputs> {
   if (!values['from-cluster']) {
     if (values.kubeconfig !== undefined || values.context !== undefined)
@@ -27,14 +28,27 @@ export async function commandInputs(
     return readCommandInputs(values.filename ?? [], io);
   }
   const kc = clusterConfig({ kubeconfig: values.kubeconfig, context: values.context }, io.env ?? process.env);
-  return readCommandInputs(values.filename ?? [], io, await readCluster(kc));
+  return readCommandInputs(values.filename ?? [], io, await readCluster(kc), options);
+}
+
+export interface InputOptions {
+  /**
+   * Keep the cluster's RotationPolicies composed from MaintenancePlans (status reads what is there, with
+   * the controller's status); by default they give way to the plans, which explain and render expand.
+   */
+  keepComposedPolicies?: boolean;
 }
 
 /** Every -f read and sorted by kind, over the cluster's objects if given; skipped documents are noted on stderr. */
-export function readCommandInputs(paths: readonly string[], io: Io, cluster?: ClusterObjects): Inputs {
+export function readCommandInputs(
+  paths: readonly string[],
+  io: Io,
+  cluster?: ClusterObjects,
+  options: InputOptions = {},
+): Inputs {
   const note = (line: string): void => void io.stderr.write(`${line}\n`);
   const files = cluster && paths.length === 0 ? [] : readInputs(paths, { stdin: io.readStdin, note });
-  const inputs = cluster ? overCluster(files, cluster, note) : readDocuments(files);
+  const inputs = cluster ? overCluster(files, cluster, note, options) : readDocuments(files);
   for (const ignored of inputs.ignored.slice(0, MAX_NOTES))
     io.stderr.write(
       `note: ${ignored.file}, document ${ignored.document}: ${ignored.kind} is not read by noderotation; skipped\n`,
@@ -69,7 +83,12 @@ export function reportInvalid(io: Io, { lines: problems, omitted }: Problems): n
  * name) is left out, and so is a RotationPolicy composed from a MaintenancePlan in the input, which these
  * commands compute from the plan itself (a changed plan would otherwise meet its own old output).
  */
-function overCluster(files: InputFile[], cluster: ClusterObjects, note: (line: string) => void): Inputs {
+function overCluster(
+  files: InputFile[],
+  cluster: ClusterObjects,
+  note: (line: string) => void,
+  options: InputOptions,
+): Inputs {
   const fromFiles = readDocuments(files);
   const given = new Set(fromFiles.named.map((n) => `${n.kind}/${n.name}`));
   const plans = new Set([
@@ -80,7 +99,8 @@ function overCluster(files: InputFile[], cluster: ClusterObjects, note: (line: s
   let composed = 0;
   const kept = cluster.objects.filter((o) => {
     if (given.has(`${String(o.kind)}/${nameOf(o)}`)) return (replaced++, false);
-    if (o.kind === 'RotationPolicy' && composedFrom(o, plans)) return (composed++, false);
+    if (!options.keepComposedPolicies && o.kind === 'RotationPolicy' && composedFrom(o, plans))
+      return (composed++, false);
     return true;
   });
   for (const line of cluster.notes) note(line);

@@ -4,6 +4,7 @@ import { runExplain, EXIT_INVALID } from './explain-command.js';
 import { processStopSignal, runFunctionCommand } from './function-command.js';
 import { runRender } from './render-command.js';
 import { runSimulate } from './simulate-command.js';
+import { runStatus } from './status-command.js';
 import { InputFileError, readStdinBounded, UsageError } from './io.js';
 import { CONTROLLER_USAGE, ControllerUsageError, runController } from '../../controller/main.js';
 
@@ -31,6 +32,9 @@ Usage:
       CLUSTER: --from-cluster [--kubeconfig FILE] [--context NAME] also reads the NodePools, NodeClaims,
       RotationPolicies and MaintenancePlans of the cluster (kubeconfig as kubectl resolves it; list calls only);
       an object in -f replaces the cluster's of the same kind and name, to preview a change.
+  noderotation status   [-f FILE...] [CLUSTER] [-o table|wide|json] [-w] [--timezone ZONE] [--now RFC3339]
+      Per NodePool: its policy, the window (open until / next opening), candidates now and at the next
+      opening, the rotation in flight, the last success and failure, freezes and findings; -w refreshes.
   noderotation simulate -f SCENARIO [-o table|json|html] [--baseline]
       Run the rotation engine against a model of Karpenter over weeks of simulated time (docs/simulate.md).
   noderotation function [--address :9443] [--insecure | --tls-certs-dir DIR] [--metrics-address :8080] [--debug]
@@ -63,6 +67,11 @@ export async function main(argv: string[], io: Partial<Io> & Pick<Io, 'stdout' |
         return await runRender(rest, full);
       case 'simulate':
         return runSimulate(rest, full);
+      case 'status':
+        return await runStatus(rest, full, {
+          stopSignal: processStopSignal(),
+          sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+        });
       case 'function':
         return await runFunctionCommand(rest, full, {
           tlsServerCertsDir: process.env.TLS_SERVER_CERTS_DIR,

@@ -1,7 +1,8 @@
 // `explain`/`validate`/`render --from-cluster` against the real apiserver: the same figures as the offline
 // command on the same objects exported with kubectl; a file given with -f replaces the cluster's object (a
 // what-if that shortens expireAfter below the lead time is flagged); a read that RBAC denies, a missing
-// context and an unreadable kubeconfig are each one clear line and exit 2.
+// context and an unreadable kubeconfig are each one clear line and exit 2. `status` shows the rotation the
+// controller has in flight, as the objects and the policy's status say.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,9 +10,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { main } from '../../src/cli/main.js';
 import type { RotationPolicySpec } from '../../src/generated/api-types.js';
+import type { PoolStatus } from '../../src/status/fleet-status.js';
 import { readClusterEnv } from './helpers/cluster.js';
-import { ON_DEMAND_AMD64, poolWithApp } from './helpers/context.js';
-import { useController } from './helpers/controller-context.js';
+import { limitedPoolWithApp, ON_DEMAND_AMD64, poolWithApp } from './helpers/context.js';
+import { ALWAYS_OPEN, useController } from './helpers/controller-context.js';
+import { waitFor } from './helpers/k8s.js';
 import { kubectl } from './helpers/engine-shell.js';
 import { tokenKubeconfig } from './helpers/noderotation-api.js';
 
@@ -97,6 +100,44 @@ describe('the CLI reads the cluster it is pointed at', () => {
     const noFile = await cli(['explain', '--from-cluster', '--kubeconfig', path.join(dir, 'missing')]);
     expect(noFile.code).toBe(2);
     expect(noFile.stderr).toContain(`--from-cluster: cannot load --kubeconfig ${path.join(dir, 'missing')}`);
+  });
+
+  it('status shows the rotation the controller has in flight: claim, phase, since; the controller’s view', async () => {
+    const { kubeconfig } = readClusterEnv();
+    // No room for a surge: the rotation stays pending (waiting for its surge node) until readyTimeout.
+    const { ns, pool, claim } = await limitedPoolWithApp(kube, res, 'e2e-cli-st');
+    await ctx.policy(`${pool}-policy`, {
+      nodePools: [pool],
+      maintenanceWindows: ALWAYS_OPEN,
+      ageThreshold: '1s',
+      surge: { readyTimeout: '10m' },
+    });
+    const controller = await ctx.controller(ns);
+    const status = async (): Promise<PoolStatus | undefined> => {
+      const r = await cli(['status', '--from-cluster', '-o', 'json'], { KUBECONFIG: kubeconfig });
+      expect(r.code, r.stderr).toBe(0);
+      return (JSON.parse(r.stdout) as { nodePools: PoolStatus[] }).nodePools.find((p) => p.nodePool === pool);
+    };
+    const seen = await waitFor(
+      'status to show the rotation in flight and the controller’s view of it',
+      async () => {
+        const s = await status();
+        return s?.rotation && s.controller?.waiting ? s : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 1000, describe: () => controller.tail(15) },
+    );
+    expect(seen).toMatchObject({
+      policy: `${pool}-policy`,
+      windowOpen: true,
+      rotation: { nodeClaim: claim.metadata.name, mode: 'surge', phase: 'pending', surgeNode: null },
+      controller: { ready: { status: 'True', reason: 'Accepted' } },
+    });
+    const anchor = (await kube.getNodeClaim(claim.metadata.name))?.metadata.annotations ?? {};
+    expect(seen.rotation?.since).toBe(anchor['noderotation.io/started-at']);
+    const table = await cli(['status', '--from-cluster', '-o', 'wide'], { KUBECONFIG: kubeconfig });
+    const row = table.stdout.split('\n').find((l) => l.startsWith(`${pool} `));
+    expect(row).toMatch(new RegExp(`${pool}-policy +open .* ${claim.metadata.name} pending for `));
+    expect(row).toContain('Accepted: ');
   });
 });
 

@@ -1,0 +1,60 @@
+// `noderotation status`: per NodePool, what is happening now and what comes next (src/status/). Reads -f files
+// and/or the cluster (--from-cluster); -w refreshes until interrupted.
+import { isValidTimezone } from '../schedule/zone.js';
+import { fleetStatus } from '../status/fleet-status.js';
+import { renderStatus } from '../status/status-table.js';
+import { EXIT_OK } from './explain-command.js';
+import { oneOf, parseFlags, parseNow } from './flags.js';
+import { CLUSTER_FLAGS, commandInputs, inputProblems, reportInvalid } from './inputs.js';
+import { UsageError } from './io.js';
+import type { Io } from './main.js';
+
+export interface StatusRuntime {
+  /** Resolves when -w should stop (SIGINT/SIGTERM). */
+  stopSignal: Promise<unknown>;
+  /** Waits between refreshes. */
+  sleep: (ms: number) => Promise<void>;
+}
+
+const REFRESH_MS = 5000;
+
+export async function runStatus(args: string[], io: Io, runtime: StatusRuntime): Promise<number> {
+  const values = parseFlags(args, {
+    ...CLUSTER_FLAGS,
+    filename: { type: 'string', short: 'f', multiple: true },
+    output: { type: 'string', short: 'o', default: 'table' },
+    now: { type: 'string' },
+    watch: { type: 'boolean', short: 'w' },
+    timezone: { type: 'string' },
+  });
+  const output = oneOf('-o', values.output, ['table', 'wide', 'json']);
+  const userZone = values.timezone ?? io.env?.TZ ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+  if (!isValidTimezone(userZone))
+    throw new UsageError(`--timezone ${userZone}: not an IANA time zone such as Europe/Berlin or UTC`);
+  if (values.watch && values.now !== undefined) throw new UsageError('-w refreshes with the clock: drop --now');
+  let stopped = false;
+  void runtime.stopSignal.then(() => (stopped = true));
+  for (;;) {
+    const code = await once();
+    if (code !== EXIT_OK || !values.watch) return code;
+    await Promise.race([runtime.sleep(REFRESH_MS), runtime.stopSignal]);
+    if (stopped) return EXIT_OK;
+  }
+
+  async function once(): Promise<number> {
+    const now = parseNow(values.now, io.now);
+    const inputs = await commandInputs(values, io, { keepComposedPolicies: true });
+    const problems = inputProblems(inputs);
+    if (problems.lines.length === 0 && inputs.nodePools.length === 0)
+      problems.lines.push('no NodePools (karpenter.sh/v1) in the input: pass them with -f, or use --from-cluster');
+    if (problems.lines.length > 0) return reportInvalid(io, problems);
+    const pools = fleetStatus(inputs, now);
+    if (values.watch) io.stdout.write(`\n${new Date(now).toISOString()}\n`);
+    io.stdout.write(
+      output === 'json'
+        ? `${JSON.stringify({ now: new Date(now).toISOString(), nodePools: pools }, null, 2)}\n`
+        : renderStatus(pools, { now, userZone, wide: output === 'wide' }),
+    );
+    return EXIT_OK;
+  }
+}
