@@ -17,6 +17,7 @@ import {
 } from './helpers/controller-observe.js';
 import type { ControllerProcess } from './helpers/controller-process.js';
 import { metricSum, waitFor } from './helpers/k8s.js';
+import { eventsV1 } from './helpers/noderotation-api.js';
 
 describe('leader failover in the middle of a rotation', () => {
   const ctx = useController();
@@ -115,7 +116,20 @@ describe('leader failover in the middle of a rotation', () => {
     expect(
       metricSum(await standby.metrics(), 'noderotation_completed_total', { nodepool: pool, outcome: 'success' }),
     ).toBe(1);
-    expect(await leaseHolder(kube, ns)).toBe(standby.logs.find((l) => l.msg === 'starting')?.identity);
+    // The same, as the apiserver saw it: every event of this rotation names the replica that recorded it; the
+    // standby's all come after it led.
+    const identity = (c: ControllerProcess): unknown => c.logs.find((l) => l.msg === 'starting')?.identity;
+    expect(await leaseHolder(kube, ns)).toBe(identity(standby));
+    const recorded = (await eventsV1(kube, 'default')).filter(
+      (e) => e.regarding?.name === pool || e.regarding?.name === name,
+    );
+    expect(recorded.find((e) => e.reason === 'RotationStarted')?.reportingInstance).toBe(identity(first));
+    expect(recorded.find((e) => e.reason === 'RotationCompleted')?.reportingInstance).toBe(identity(standby));
+    for (const e of recorded) {
+      expect([identity(first), identity(standby)]).toContain(e.reportingInstance);
+      if (e.reportingInstance === identity(standby))
+        expect(Date.parse(e.eventTime as string)).toBeGreaterThanOrEqual(logTime(standby.logs[led]!));
+    }
 
     // Nothing of ours is left.
     expect(ourMarkers((await kube.getNodePool(pool))?.metadata.annotations)).toEqual([A.lastRotationAt]);
