@@ -2,6 +2,7 @@
 // over once the Lease expires and finishes that same rotation from the objects — one anchor, one surge claim,
 // one placeholder at every sampled instant — and only the replica that leads ever writes.
 import { describe, expect, it } from 'vitest';
+import { REPORTING_CONTROLLER } from '../../controller/execute/events.js';
 import { A } from '../../src/engine/annotations.js';
 import { ON_DEMAND_AMD64, ourMarkers, poolWithApp } from './helpers/context.js';
 import { ALWAYS_OPEN, useController } from './helpers/controller-context.js';
@@ -121,7 +122,7 @@ describe('leader failover in the middle of a rotation', () => {
     const identity = (c: ControllerProcess): unknown => c.logs.find((l) => l.msg === 'starting')?.identity;
     expect(await leaseHolder(kube, ns)).toBe(identity(standby));
     const recorded = (await eventsV1(kube, 'default')).filter(
-      (e) => e.regarding?.name === pool || e.regarding?.name === name,
+      (e) => e.reportingController === REPORTING_CONTROLLER && [pool, name].includes(e.regarding?.name ?? ''),
     );
     expect(recorded.find((e) => e.reason === 'RotationStarted')?.reportingInstance).toBe(identity(first));
     expect(recorded.find((e) => e.reason === 'RotationCompleted')?.reportingInstance).toBe(identity(standby));
