@@ -541,6 +541,13 @@ describe('candidate selection (§3.2)', () => {
 
 describe('forceful fallback (ADR-0001)', () => {
   const fb = policy({ surge: { forcefulFallback: { enabled: true } } });
+  const always = policy({
+    maintenanceWindows: [
+      { timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start: '00:00', end: '00:00' },
+    ],
+    ageThreshold: '1h',
+    surge: { forcefulFallback: { enabled: true } },
+  });
   it.each([
     { reason: 'deadline − now < t_rot (§3.6)', createdAt: IN_WINDOW - 336 * HOUR + HOUR, enabled: true, want: true },
     {
@@ -569,13 +576,6 @@ describe('forceful fallback (ADR-0001)', () => {
   });
 
   it('a window that never closes offers a chance every tick: only deadline − now < t_rot triggers it', () => {
-    const always = policy({
-      maintenanceWindows: [
-        { timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start: '00:00', end: '00:00' },
-      ],
-      ageThreshold: '1h',
-      surge: { forcefulFallback: { enabled: true } },
-    });
     const far = decide(
       snapshot({ policies: [always], claims: [claim('c', { createdAt: OUT_OF_WINDOW - 5 * DAY })] }),
       OUT_OF_WINDOW,
@@ -586,6 +586,24 @@ describe('forceful fallback (ADR-0001)', () => {
       OUT_OF_WINDOW,
     );
     expect(events(near.actions)).toEqual(['ForcefulFallback']);
+  });
+
+  it('a pool held only by its surge headroom wakes up when the fallback begins to hold, and falls back', () => {
+    const full = { ...nodePool({}, { limits: { cpu: '4' } }), status: { resources: { cpu: '4' } } };
+    const createdAt = OUT_OF_WINDOW - 5 * DAY;
+    const s = snapshot({
+      policies: [always],
+      pool: full,
+      claims: [claim('c', { createdAt })],
+      pods: [workload('w', 'node-c', { cpu: '1' })],
+    });
+    const idle = decide(s, OUT_OF_WINDOW).pools[0];
+    expect(idle?.report.idle).toMatch(/^NoSurgeHeadroom/);
+    // deadline − t_rot − one tick (t_rot = readyTimeout 15m + tGP 1h + 2m), to the millisecond after.
+    const from = createdAt + 336 * HOUR - (15 * 60 + 3600 + 120 + 60) * 1000 + 1;
+    expect(idle?.requeueAt).toBe(from);
+    expect(events(decide(s, from - 1).actions)).toEqual([]);
+    expect(events(decide(s, from).actions)).toEqual(['ForcefulFallback']);
   });
 
   it('expireAfter: Never never qualifies', () => {

@@ -92,6 +92,18 @@ export function fallbackReason(c: PoolContext, claim: NodeClaim): string | null 
   return later ? null : 'this is its last maintenance window before its deadline';
 }
 
+/**
+ * When fallbackReason starts to hold for the claim by the clock alone: (a) past deadline − t_rot, (b) in a window
+ * that never closes one tick earlier. Elsewhere (b) begins at a window opening, which wakes the pool anyway. A pool
+ * held only by its surge headroom wakes up then, rather than at the next resync, which may come too late.
+ */
+function fallbackFrom(c: PoolContext, claim: NodeClaim): number | null {
+  const deadline = deadlineOf(claim);
+  if (!c.params?.forcefulFallback || deadline === null) return null;
+  const tRot = claimRotationBound(claim, c.params.readyTimeout) * 1000;
+  return deadline - tRot - (c.windows?.continuous ? TICK_SECONDS * 1000 : 0) + 1;
+}
+
 export interface Start {
   actions: Action[];
   idle: string | null;
@@ -129,8 +141,11 @@ export function start(c: PoolContext, eligible: Candidates): Start {
   const node = c.idx.nodeOfClaim(cand);
   const sizing = sizePlaceholder(cand, node ? c.idx.podsOn(node.metadata.name) : [], c.params.wholeNodeReservation);
   const short = headroomShortfall(c.pool, sizing.requests);
-  if (short.length > 0)
+  if (short.length > 0) {
+    const at = fallbackFrom(c, cand);
+    if (at !== null && at > c.now) c.wakeups.push(at);
     return { actions: [], idle: `NoSurgeHeadroom: spec.limits leave no room for the surge (${short.join(', ')})` };
+  }
   const why = `${name} is the earliest-deadline candidate and the window is open`;
   return {
     idle: null,

@@ -3,11 +3,10 @@
 // the other takes over within a retry period.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { useCluster } from './helpers/context.js';
+import { leads, leaseHolder } from './helpers/controller-observe.js';
 import { ControllerProcess } from './helpers/controller-process.js';
-import { metricSum, waitFor } from './helpers/k8s.js';
+import { waitFor } from './helpers/k8s.js';
 import { installNoderotation } from './helpers/noderotation-api.js';
-
-const LEASE = 'node-rotation-controller.noderotation.io';
 
 describe('leader election', () => {
   const { kube, res } = useCluster();
@@ -17,16 +16,6 @@ describe('leader election', () => {
     for (const c of controllers.splice(0)) await c.kill();
   });
 
-  const leading = async (c: ControllerProcess): Promise<boolean> =>
-    metricSum(await c.metrics(), 'noderotation_controller_leader') === 1;
-
-  async function holder(ns: string): Promise<string | undefined> {
-    const lease = (await kube.kc
-      .makeApiClient((await import('@kubernetes/client-node')).CoordinationV1Api)
-      .readNamespacedLease({ namespace: ns, name: LEASE })) as { spec?: { holderIdentity?: string } };
-    return lease.spec?.holderIdentity;
-  }
-
   it('one leader at a time; kill -9 → the other leads once the Lease expires; SIGTERM → handover', async () => {
     const ns = await res.namespace('e2e-le');
     const a = new ControllerProcess(ns, ['--leader-elect']);
@@ -35,20 +24,20 @@ describe('leader election', () => {
     await a.start();
     await b.start();
     const first = await waitFor('one of the two to lead', async () => {
-      const [la, lb] = [await leading(a), await leading(b)];
+      const [la, lb] = [await leads(a), await leads(b)];
       return la !== lb ? (la ? a : b) : undefined;
     });
     const second = first === a ? b : a;
     // It stays that way: the standby never leads while the leader renews.
     for (let i = 0; i < 5; i++) {
-      expect(await leading(second)).toBe(false);
+      expect(await leads(second)).toBe(false);
       await new Promise((r) => setTimeout(r, 1000));
     }
-    expect(await holder(ns)).toMatch(/_/);
+    expect(await leaseHolder(kube, ns)).toMatch(/_/);
 
     const killedAt = Date.now();
     await first.kill();
-    await waitFor('the standby to take over', () => leading(second), { timeoutMs: 40_000, intervalMs: 250 });
+    await waitFor('the standby to take over', () => leads(second), { timeoutMs: 40_000, intervalMs: 250 });
     const takeover = (Date.now() - killedAt) / 1000;
     // The Lease lasts 15 s from when the standby last saw it renewed; it retries every 2 s.
     expect(takeover).toBeGreaterThanOrEqual(10);
@@ -60,7 +49,7 @@ describe('leader election', () => {
     await c.start();
     const stoppedAt = Date.now();
     expect(await second.stop()).toBe(0);
-    await waitFor('the new replica to take over', () => leading(c), { timeoutMs: 20_000, intervalMs: 250 });
+    await waitFor('the new replica to take over', () => leads(c), { timeoutMs: 20_000, intervalMs: 250 });
     expect((Date.now() - stoppedAt) / 1000).toBeLessThanOrEqual(6);
     expect(second.logs.some((l) => l.msg === 'stopped')).toBe(true);
   });

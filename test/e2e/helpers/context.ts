@@ -119,11 +119,13 @@ export async function poolWithApp(
 /**
  * A NodePool of 1-cpu nodes whose limits (1 cpu) leave room for exactly one, with an app of 500m on it: a surge
  * node can never be launched there. Resolves once the node is Ready, counted in the pool status, and runs the app.
+ * `lifetime` overrides the template's expireAfter (720h) and terminationGracePeriod (2m).
  */
 export async function limitedPoolWithApp(
   kube: Kube,
   res: TestResources,
   prefix: string,
+  lifetime: Pick<NodePoolTemplateSpec, 'expireAfter' | 'terminationGracePeriod'> = {},
 ): Promise<{ ns: string; pool: string; claim: NodeClaim }> {
   const ns = await res.namespace(prefix);
   const pool = await res.nodePool(
@@ -131,6 +133,7 @@ export async function limitedPoolWithApp(
     {
       expireAfter: '720h',
       terminationGracePeriod: '2m',
+      ...lifetime,
       requirements: [
         { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['c-1x-amd64-linux'] },
         { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },

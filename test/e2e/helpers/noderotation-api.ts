@@ -66,6 +66,9 @@ export interface EventV1 {
   note?: string;
   regarding?: { kind?: string; name?: string };
   reportingController?: string;
+  /** The controller replica's identity (its Lease holder identity). */
+  reportingInstance?: string;
+  eventTime?: string;
   series?: { count: number };
 }
 
