@@ -75,10 +75,12 @@ function poolStatus(
   decideAt: (t: number) => ReturnType<typeof decide>,
 ): PoolStatus {
   const policy = policies.find((p) => p.metadata.name === r.policy);
-  const next =
+  // At the opening the engine starts the first candidate; it counts the rest, so that one is added back.
+  const then =
     r.windowOpensAt === null
-      ? null
-      : (decideAt(r.windowOpensAt + 1000).pools.find((p) => p.nodePool === r.nodePool)?.report.candidates ?? null);
+      ? undefined
+      : decideAt(r.windowOpensAt + 1000).pools.find((p) => p.nodePool === r.nodePool)?.report;
+  const next = then ? then.candidates + (!r.inProgress && then.inProgress ? 1 : 0) : null;
   return {
     nodePool: r.nodePool,
     policy: r.policy,
