@@ -444,7 +444,7 @@ describe('flags: unusable values refused before anything is read', () => {
     {
       reason: 'simulate -f twice',
       args: ['simulate', '-f', 'a.yaml', '-f', 'b.yaml'],
-      err: '-f/--filename given 2 times (a.yaml, b.yaml); give it once',
+      err: 'simulate reads one scenario; -f given 2 times (a.yaml, b.yaml)',
     },
     {
       reason: '-o twice',

@@ -37,6 +37,9 @@ Usage:
       opening, the rotation in flight, the last success and failure, freezes and findings; -w refreshes.
   noderotation simulate -f SCENARIO [-o table|json|html] [--baseline]
       Run the rotation engine against a model of Karpenter over weeks of simulated time (docs/simulate.md).
+  noderotation simulate --from-cluster [-f CHANGED...] [--kubeconfig FILE] [--context NAME] [--duration 60d]
+      [-o table|json] [--now RFC3339]
+      The live fleet simulated under the policies as they are and with the changed files, side by side.
   noderotation function [--address :9443] [--insecure | --tls-certs-dir DIR] [--metrics-address :8080] [--debug]
       Serve the Crossplane composition function (gRPC); DIR defaults to $TLS_SERVER_CERTS_DIR.
 ${CONTROLLER_USAGE}
@@ -66,7 +69,7 @@ export async function main(argv: string[], io: Partial<Io> & Pick<Io, 'stdout' |
       case 'render':
         return await runRender(rest, full);
       case 'simulate':
-        return runSimulate(rest, full);
+        return await runSimulate(rest, full);
       case 'status':
         return await runStatus(rest, full, {
           stopSignal: processStopSignal(),

@@ -8,10 +8,13 @@ import { renderHtml } from '../simulate/html.js';
 import { scenarioSizeErrors, SimulationLimitError } from '../simulate/limits.js';
 import { configOf } from '../simulate/model.js';
 import { simulate, type SimulationResult } from '../simulate/simulate.js';
-import { formatHuman } from '../util/duration.js';
+import { formatHuman, parseDuration } from '../util/duration.js';
 import { EXIT_OK } from './explain-command.js';
-import { oneOf, parseFlags } from './flags.js';
-import { reportInvalid } from './inputs.js';
+import { oneOf, parseFlags, parseNow } from './flags.js';
+import { CLUSTER_FLAGS, inputProblems, readCommandInputs, reportInvalid } from './inputs.js';
+import { clusterConfig, readCluster } from './cluster.js';
+import { whatIf, type PoolWhatIf } from '../simulate/what-if.js';
+import { alignColumns } from '../util/columns.js';
 import { readInputs, UsageError, type InputFile } from './io.js';
 import type { Io } from './main.js';
 
@@ -89,16 +92,27 @@ function progressReporter(io: Io, end: number): (p: { at: number; events: number
   };
 }
 
-export function runSimulate(args: string[], io: Io): number {
+export async function runSimulate(args: string[], io: Io): Promise<number> {
   const values = parseFlags(args, {
-    filename: { type: 'string', short: 'f' },
+    ...CLUSTER_FLAGS,
+    filename: { type: 'string', short: 'f', multiple: true },
     output: { type: 'string', short: 'o', default: 'table' },
     baseline: { type: 'boolean', default: false },
+    duration: { type: 'string' },
+    now: { type: 'string' },
   });
-  if (values.filename === undefined)
-    throw new UsageError('simulate needs -f SCENARIO.yaml (or -f - for standard input)');
+  if (values['from-cluster']) return runWhatIf(values, io);
+  for (const flag of ['duration', 'now', 'kubeconfig', 'context'] as const)
+    if (values[flag] !== undefined) throw new UsageError(`--${flag} is for simulate --from-cluster`);
+  const files = values.filename ?? [];
+  if (files.length !== 1)
+    throw new UsageError(
+      files.length === 0
+        ? 'simulate needs -f SCENARIO.yaml (or -f - for standard input), or --from-cluster'
+        : `simulate reads one scenario; -f given ${files.length} times (${files.join(', ')})`,
+    );
   const output = oneOf('-o', values.output, ['table', 'json', 'html']);
-  const [file] = readInputs([values.filename], {
+  const [file] = readInputs(files, {
     stdin: io.readStdin,
     note: (line) => io.stderr.write(`${line}\n`),
     single: true,
@@ -117,4 +131,79 @@ export function runSimulate(args: string[], io: Io): number {
   else if (output === 'html') io.stdout.write(renderHtml(result));
   else io.stdout.write(table(result));
   return EXIT_OK;
+}
+
+/** 60d, 1440h, 90m: simulate's --duration (Go durations, plus whole days, which Go's grammar lacks). */
+export function parseSimDuration(text: string): number {
+  const days = /^(\d{1,4})d$/.exec(text);
+  const seconds = days ? Number(days[1]) * 86400 : parseDurationOrNull(text);
+  if (seconds === null || seconds <= 0 || seconds > MAX_WHAT_IF_DAYS * 86400)
+    throw new UsageError(
+      `--duration ${truncate(text, 40)}: expected a positive duration of at most ${MAX_WHAT_IF_DAYS}d ` +
+        '(e.g. 60d, 1440h)',
+    );
+  return seconds;
+}
+
+const MAX_WHAT_IF_DAYS = 730;
+
+function parseDurationOrNull(text: string): number | null {
+  try {
+    return parseDuration(text);
+  } catch {
+    return null;
+  }
+}
+
+/** simulate --from-cluster [-f changed…]: the live fleet before and after the changes, side by side. */
+async function runWhatIf(
+  values: {
+    filename?: string[];
+    'from-cluster'?: boolean;
+    kubeconfig?: string;
+    context?: string;
+    output?: string;
+    baseline?: boolean;
+    duration?: string;
+    now?: string;
+  },
+  io: Io,
+): Promise<number> {
+  if (values.baseline) throw new UsageError('--baseline is for a scenario file; --from-cluster compares policies');
+  const output = oneOf('-o', values.output, ['table', 'json']);
+  const duration = parseSimDuration(values.duration ?? '60d');
+  const now = parseNow(values.now, io.now);
+  const cluster = await readCluster(clusterConfig(values, io.env ?? process.env));
+  const before = readCommandInputs([], io, cluster);
+  const after = readCommandInputs(values.filename ?? [], io, cluster);
+  const problems = inputProblems(after);
+  if (problems.lines.length === 0 && after.nodePools.length === 0)
+    problems.lines.push(`no NodePools (karpenter.sh/v1) in ${cluster.source}`);
+  if (problems.lines.length > 0) return reportInvalid(io, problems);
+  let pools: PoolWhatIf[];
+  try {
+    pools = whatIf(before, after, now, duration);
+  } catch (err) {
+    if (!(err instanceof SimulationLimitError)) throw err;
+    return reportInvalid(io, { lines: [`${cluster.source}: ${err.message}`], omitted: 0 });
+  }
+  const report = { now: rfc3339(now), duration: formatHuman(duration), nodePools: pools };
+  io.stdout.write(output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : whatIfTable(pools, report));
+  return EXIT_OK;
+}
+
+function whatIfTable(pools: readonly PoolWhatIf[], r: { now: string; duration: string }): string {
+  const side = (s: PoolWhatIf['before']): string =>
+    `${s.policy ?? '(none)'}: ${s.graceful} graceful, ${s.forcefulFallback} fallback, ` +
+    `${s.forcefulExpirations} expired, ${s.rotationsPerWindow ?? '-'}/window`;
+  const header = ['NODEPOOL', 'NODES', 'BEFORE', 'AFTER', 'AT-RISK', 'FIRST-CHANGE'];
+  const rows = pools.map((p) => [
+    p.nodePool,
+    String(p.after.nodes),
+    side(p.before),
+    side(p.after),
+    `${p.before.nodesAtRisk} → ${p.after.nodesAtRisk}`,
+    p.firstChange ?? 'none',
+  ]);
+  return `from ${r.now}, over ${r.duration}:\n${alignColumns(header, rows).join('\n')}\n`;
 }

@@ -83,25 +83,7 @@ export function explain(
   now: number,
 ): ExplainResult {
   const result: ExplainResult = { report: { nodePools: [] }, excluded: [], planErrors: [], planFindings: [] };
-  const policies: RotationPolicy[] = inputs.policies.map(({ source: _source, ...p }) => p);
-  for (const plan of inputs.plans) {
-    const expansion = expandPlan(plan, inputs.nodePools);
-    for (const e of expansion.errors) result.planErrors.push({ ...e, plan: plan.metadata.name });
-    for (const x of expansion.excluded) result.excluded.push({ ...x, plan: plan.metadata.name });
-    policies.push(...expansion.policies.map((e) => e.policy));
-    if (expansion.policies.length === 0 && expansion.errors.length === 0) {
-      result.planFindings.push({
-        ...finding(
-          'NoGovernedNodePools',
-          'spec.nodePoolSelector',
-          `MaintenancePlan ${plan.metadata.name} governs none of the ${inputs.nodePools.length} NodePools given` +
-            (expansion.excluded.length > 0 ? ` (${expansion.excluded.length} excluded by rules)` : '') +
-            "; a plan that rotates nothing is a mistake. Check spec.nodePoolSelector and the rules' exclude.",
-        ),
-        plan: plan.metadata.name,
-      });
-    }
-  }
+  const policies = effectivePolicies(inputs, result);
   const claimsGiven = inputs.nodeClaims.length > 0;
   const figuresFor = figuresCache().at(now);
   const pools = [...inputs.nodePools].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
@@ -152,4 +134,38 @@ export function reportJson(report: ExplainResult['report']): string {
     findings: p.findings.map((f) => ({ severity: f.severity, reason: f.reason, message: f.message })),
   }));
   return `${JSON.stringify({ nodePools: pools }, null, 2)}\n`;
+}
+
+/**
+ * The RotationPolicies in effect: those given, plus each MaintenancePlan's expansion. Plan problems (invalid
+ * merged settings, exclusions, a plan that governs nothing) are added to `result` when given.
+ */
+export function effectivePolicies(
+  inputs: Pick<Inputs, 'policies' | 'plans' | 'nodePools'>,
+  result: Pick<ExplainResult, 'excluded' | 'planErrors' | 'planFindings'> = {
+    excluded: [],
+    planErrors: [],
+    planFindings: [],
+  },
+): RotationPolicy[] {
+  const policies: RotationPolicy[] = inputs.policies.map(({ source: _source, ...p }) => p);
+  for (const plan of inputs.plans) {
+    const expansion = expandPlan(plan, inputs.nodePools);
+    for (const e of expansion.errors) result.planErrors.push({ ...e, plan: plan.metadata.name });
+    for (const x of expansion.excluded) result.excluded.push({ ...x, plan: plan.metadata.name });
+    policies.push(...expansion.policies.map((e) => e.policy));
+    if (expansion.policies.length === 0 && expansion.errors.length === 0) {
+      result.planFindings.push({
+        ...finding(
+          'NoGovernedNodePools',
+          'spec.nodePoolSelector',
+          `MaintenancePlan ${plan.metadata.name} governs none of the ${inputs.nodePools.length} NodePools given` +
+            (expansion.excluded.length > 0 ? ` (${expansion.excluded.length} excluded by rules)` : '') +
+            "; a plan that rotates nothing is a mistake. Check spec.nodePoolSelector and the rules' exclude.",
+        ),
+        plan: plan.metadata.name,
+      });
+    }
+  }
+  return policies;
 }

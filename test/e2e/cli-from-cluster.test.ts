@@ -11,6 +11,7 @@ import { parse, stringify } from 'yaml';
 import { main } from '../../src/cli/main.js';
 import type { RotationPolicySpec } from '../../src/generated/api-types.js';
 import type { PoolStatus } from '../../src/status/fleet-status.js';
+import type { PoolWhatIf } from '../../src/simulate/what-if.js';
 import { readClusterEnv } from './helpers/cluster.js';
 import { limitedPoolWithApp, ON_DEMAND_AMD64, poolWithApp } from './helpers/context.js';
 import { ALWAYS_OPEN, useController } from './helpers/controller-context.js';
@@ -84,6 +85,30 @@ describe('the CLI reads the cluster it is pointed at', () => {
     expect(whatIf.stderr).toContain('1 object(s) from -f replace the cluster (context');
     // The cluster itself was only read: its NodePool is unchanged.
     expect(kubectl(['get', 'nodepool', pool, '-o', 'jsonpath={.spec.template.spec.expireAfter}'])).toBe('720h');
+
+    // simulate --from-cluster: the live fleet under the policy as it is and suspended, side by side.
+    const suspended = path.join(dir, 'suspended-policy.yaml');
+    writeFileSync(
+      suspended,
+      stringify({
+        apiVersion: 'noderotation.io/v1alpha1',
+        kind: 'RotationPolicy',
+        metadata: { name: `${pool}-policy` },
+        spec: { nodePools: [pool], maintenanceWindows: WINDOWS, suspend: true },
+      }),
+    );
+    const sim = await cli(
+      ['simulate', '--from-cluster', '-f', suspended, '--duration', '60d', '-o', 'json', '--now', NOW],
+      { KUBECONFIG: kubeconfig },
+    );
+    expect(sim.code, sim.stderr).toBe(0);
+    const diff = (JSON.parse(sim.stdout) as { nodePools: PoolWhatIf[] }).nodePools.find((p) => p.nodePool === pool);
+    // Before: rotated in a window (and its replacement too, within 60 days); after: Karpenter expires it.
+    expect(diff?.before).toMatchObject({ policy: `${pool}-policy`, nodes: 1, forcefulExpirations: 0, nodesAtRisk: 0 });
+    expect(diff?.before.graceful).toBeGreaterThanOrEqual(1);
+    expect(diff?.after).toMatchObject({ nodes: 1, graceful: 0, nodesAtRisk: 1 });
+    expect(diff?.after.forcefulExpirations).toBeGreaterThanOrEqual(1);
+    expect(Date.parse(diff!.firstChange!)).toBeGreaterThan(Date.parse(NOW));
 
     // A ServiceAccount with no rights: the first denied list is named, with what it needs.
     const ns = await res.namespace('e2e-cli-rbac');
