@@ -73,8 +73,15 @@ export async function listAll(client: KubeClient, path: string, query: Record<st
   return list.items;
 }
 
-/** The number of objects a selector matches, from one item and remainingItemCount. */
+/**
+ * The number of objects a query matches. Without selectors, one item and remainingItemCount; the apiserver
+ * leaves remainingItemCount out when a selector filters, so then the matching objects are listed (from the
+ * cache; callers ask when few are left to match).
+ */
 export async function count(client: KubeClient, path: string, query: Record<string, string>): Promise<number> {
+  if (query.labelSelector !== undefined || query.fieldSelector !== undefined) {
+    return (await listAll(client, path, query)).length;
+  }
   const page = await retry(`count ${path}`, () =>
     client.request<{ items: Obj[]; metadata: { remainingItemCount?: number } }>('GET', path, {
       query: { ...query, limit: 1 },
@@ -209,7 +216,7 @@ export async function ensureFleet(
   });
   // Listing 50,000 Pods is costly: only when their number says some are missing.
   const podsPath = `/api/v1/namespaces/${POD_NAMESPACE}/pods`;
-  const complete = (await count(client, podsPath, { labelSelector: FLEET })) === podsWanted.length;
+  const complete = (await count(client, podsPath, {})) === podsWanted.length;
   const podsHave = new Set(
     complete
       ? podsWanted.map((p) => p.name)
@@ -224,16 +231,13 @@ export async function ensureFleet(
   });
   const podsCreatedS = s();
   for (let last = ''; ;) {
-    const notRunning = await count(client, `/api/v1/namespaces/${POD_NAMESPACE}/pods`, {
-      labelSelector: FLEET,
-      fieldSelector: 'status.phase!=Running',
-    });
+    const notRunning = await count(client, podsPath, { fieldSelector: 'status.phase!=Running' });
     const line = `Pods not Running: ${notRunning}`;
     if (line !== last) log(`${line} (${s().toFixed(0)} s)`);
     last = line;
     if (notRunning === 0) break;
     if (s() > 3600) throw new Error(`${line} after an hour: see kwok.log`);
-    await sleep(5000);
+    await sleep(15_000);
   }
   return { nodePoolsS, claimsCreatedS, claimsReadyS, podsCreatedS, podsRunningS: s() };
 }

@@ -243,7 +243,26 @@ function start(which: 'ours' | 'reference', kubeconfig: string, f: Flags, runDir
           process.execPath,
           [path.join(repoRoot, 'bin/noderotation.js'), 'controller', ...common, '--namespace', NAMESPACE],
         ]
-      : [f.reference, [...common, ...referenceFlags()]];
+      : // Out of a cluster, the reference's leader election finds no namespace ("unable to find leader election
+        // namespace: not running in-cluster") and it has no flag for one: it reads the in-cluster namespace
+        // file. That file is given to it alone, in a private mount namespace (a tmpfs over /run); the
+        // process keeps its PID (unshare and sh exec), and nothing on the machine changes.
+        [
+          'unshare',
+          [
+            '--mount',
+            '--propagation',
+            'private',
+            'sh',
+            '-c',
+            'mount -t tmpfs tmpfs /run && mkdir -p "${1%/*}" && printf %s "$0" >"$1" && shift && exec "$@"',
+            NAMESPACE,
+            '/run/secrets/kubernetes.io/serviceaccount/namespace',
+            f.reference,
+            ...common,
+            ...referenceFlags(),
+          ],
+        ];
   const out = createWriteStream(logFile);
   const child = spawn(cmd, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.pipe(out);
