@@ -10,9 +10,9 @@ import { microTime } from './kube/micro-time.js';
 import { jsonLogger } from './log.js';
 import { ControllerUsageError, loadKubeConfig, parseControllerFlags, resourceOf } from './main.js';
 import { ControllerMetrics } from './metrics.js';
-import { NODE, pick, POD } from './kube/shape.js';
+import { NODE, pick, POD, ROTATIONPOLICY } from './kube/shape.js';
 import { anchoredNodes } from './state/snapshot.js';
-import { policyStatus } from './status/policy-status.js';
+import { policyStatus, statusChanged } from './status/policy-status.js';
 
 /** A pool's report with every field at its idle value, and `over` on top. */
 const report = (over: Partial<PoolReport>): PoolReport => ({
@@ -239,6 +239,15 @@ describe('RotationPolicy status', () => {
     });
     expect(cond(flipped, 'Reconciling')?.lastTransitionTime).toBe('2026-12-02T00:00:00Z');
     expect(cond(flipped, 'Ready')?.lastTransitionTime).toBe('2026-12-01T00:00:00Z');
+  });
+
+  it('a written status read back through the watch shape is unchanged, so an idle pass writes nothing', () => {
+    const written = policyStatus({ ...base, reports: [report({})] });
+    const cached = pick({ metadata: { name: 'p' }, spec: {}, status: written }, ROTATIONPOLICY) as {
+      status: typeof written;
+    };
+    const again = policyStatus({ ...base, previous: cached.status.conditions, reports: [report({})] });
+    expect(statusChanged(cached.status, again)).toBe(false);
   });
 });
 

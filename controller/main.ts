@@ -5,10 +5,10 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
 import { Controller } from './controller.js';
 import { close, listen, metricsHandler, parseBindAddress, probeHandler } from './http.js';
 import { KubeClient } from './kube/client.js';
+import { loadInCluster, loadKubeconfigFile, type KubeAuth } from './kube/kubeconfig.js';
 import { LeaderElector } from './leader/elector.js';
 import { apiLeaseStore } from './leader/lease-store.js';
 import { jsonLogger, type Level } from './log.js';
@@ -92,15 +92,14 @@ export function parseControllerFlags(args: string[], env: NodeJS.ProcessEnv): Co
 }
 
 /** --kubeconfig, else $KUBECONFIG, else the in-cluster ServiceAccount; a failure names what was tried. */
-export function loadKubeConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): KubeConfig {
-  const kc = new KubeConfig();
+export function loadKubeConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): KubeAuth {
+  let kc: KubeAuth;
   if (!file && !env.KUBERNETES_SERVICE_HOST)
     throw new ControllerUsageError(
       'no kubeconfig: pass --kubeconfig FILE or set KUBECONFIG, or run in a cluster (KUBERNETES_SERVICE_HOST unset)',
     );
   try {
-    if (file) kc.loadFromFile(file);
-    else kc.loadFromCluster();
+    kc = file ? loadKubeconfigFile(file) : loadInCluster(env);
   } catch (e) {
     const tried = file
       ? `--kubeconfig/KUBECONFIG ${file}`

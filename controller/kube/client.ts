@@ -1,12 +1,12 @@
-// A small JSON client for the Kubernetes API. @kubernetes/client-node loads the kubeconfig (file, in-cluster,
-// exec and token refresh) and signs each request; the bodies we send and read are plain JSON, so that what is
+// A small JSON client for the Kubernetes API. kubeconfig.ts loads the kubeconfig (file, in-cluster, exec and
+// token refresh) and signs each request; the bodies we send and read are plain JSON, so that what is
 // written is exactly what the code says (merge patches that touch only our keys, resourceVersion and UID
 // preconditions) and what is read keeps its wire form (RFC 3339 strings, never Date objects: the engine's
 // contract, docs/engine-contract.md).
 import http from 'node:http';
 import https from 'node:https';
 import { createInterface } from 'node:readline';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeAuth } from './kubeconfig.js';
 
 export class ApiError extends Error {
   constructor(
@@ -44,7 +44,7 @@ export class KubeClient {
   private readonly server: URL;
 
   constructor(
-    private readonly kc: KubeConfig,
+    private readonly kc: KubeAuth,
     private readonly observe?: RequestObserver,
   ) {
     const cluster = kc.getCurrentCluster();
@@ -107,7 +107,7 @@ export class KubeClient {
       signal: opts.signal,
     };
     await this.kc.applyToHTTPSOptions(options);
-    // client-node builds a new Agent per call; one keep-alive Agent with the same TLS settings reuses connections.
+    // One keep-alive Agent per TLS settings reuses connections (a new Agent per call would not).
     if (url.protocol === 'https:') options.agent = this.agentFor(options);
     const mod = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {

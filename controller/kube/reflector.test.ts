@@ -55,8 +55,10 @@ class ScriptedServer {
     for (const w of this.watches.splice(0)) w.res.end();
   }
 
+  /** As the apiserver: a watch event's object carries apiVersion and kind, a list's items do not. */
   private send(type: string, object: unknown): void {
-    for (const w of this.watches) w.res.write(`${JSON.stringify({ type, object })}\n`);
+    const typed = { apiVersion: 'x/v1', kind: 'Thing', ...(object as object) };
+    for (const w of this.watches) w.res.write(`${JSON.stringify({ type, object: typed })}\n`);
   }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
@@ -82,9 +84,14 @@ class ScriptedServer {
     const start = Number(url.searchParams.get('continue') ?? 0);
     const page = all.slice(start, start + 2);
     const next = start + 2 < all.length ? String(start + 2) : undefined;
-    res
-      .writeHead(200, { 'Content-Type': 'application/json' })
-      .end(JSON.stringify({ items: page, metadata: { resourceVersion: String(this.rv), continue: next } }));
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(
+      JSON.stringify({
+        apiVersion: 'x/v1',
+        kind: 'ThingList',
+        items: page,
+        metadata: { resourceVersion: String(this.rv), continue: next },
+      }),
+    );
   }
 
   async stop(): Promise<void> {
@@ -129,7 +136,7 @@ describe('Reflector', () => {
       {
         name: 'things',
         path: '/apis/x/v1/things',
-        shape: { metadata: { name: true, resourceVersion: true }, data: true },
+        shape: { apiVersion: true, kind: true, metadata: { name: true, resourceVersion: true }, data: true },
       },
       client,
       realClock,
@@ -148,6 +155,7 @@ describe('Reflector', () => {
     return { server, reflector, changes };
   }
 
+  // An update only in unread fields, or in the apiVersion and kind a list's items lack, keeps the object.
   it('lists page by page, then follows the watch; an update only in unread fields keeps the object', async () => {
     const {
       server,

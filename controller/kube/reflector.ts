@@ -126,10 +126,16 @@ export class Reflector<T> {
     let version = '';
     do {
       const page = await this.client.request<{
+        apiVersion?: string;
+        kind?: string;
         items: Json[];
         metadata: { continue?: string; resourceVersion: string };
       }>('GET', this.spec.path, { query: { ...this.spec.query, limit: 500, continue: cont }, signal });
-      for (const item of page.items) seen.add(this.upsert(item));
+      // A list's items carry no apiVersion and kind, a watch event's object does: without them filled in from
+      // the list, each object's first watch event (a Node heartbeat, say) would look like a change and pass
+      // its NodePool for nothing.
+      const typed = { apiVersion: page.apiVersion, kind: page.kind?.replace(/List$/, '') };
+      for (const item of page.items) seen.add(this.upsert({ ...typed, ...item }));
       cont = page.metadata.continue || undefined;
       version = page.metadata.resourceVersion;
     } while (cont);

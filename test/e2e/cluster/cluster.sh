@@ -24,6 +24,13 @@
 #   NODEROTATION_PORT_BASE  ports are base+offset (default 24000: etcd 24379/24380, apiserver 24443,
 #                           controller-manager 24257, scheduler 24259, kwok 24247, karpenter 24080/24081)
 #   NODEROTATION_UP_TIMEOUT seconds to wait for each component to become ready (default 120)
+#   NODEROTATION_AUDIT_USERS opt-in (the controller benchmark): comma-separated user names whose requests the
+#                           apiserver records at Metadata level in ${run_dir}/logs/audit.log (nothing else is
+#                           recorded); unset, as by default, the apiserver keeps no audit log
+#   NODEROTATION_FLEET_SCALE=1 opt-in (the controller benchmark's thousands of kwok Nodes): KWOK renews node
+#                           Leases every 150 s (duration 600 s) with 16 workers and logs warnings only, and
+#                           kube-controller-manager waits 20 min before it marks a silent Node unknown; unset,
+#                           the defaults below (40 s Leases) apply
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -33,6 +40,8 @@ bin_root="${cache_root}/bin"
 run_dir="${NODEROTATION_RUN_DIR:-/tmp/noderotation-cluster}"
 port_base="${NODEROTATION_PORT_BASE:-24000}"
 up_timeout="${NODEROTATION_UP_TIMEOUT:-120}"
+audit_users="${NODEROTATION_AUDIT_USERS:-}"
+fleet_scale="${NODEROTATION_FLEET_SCALE:-}"
 
 # Start order; `down` stops them in reverse.
 components=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok karpenter-kwok)
@@ -437,7 +446,31 @@ SCHEDULER_PORT=${scheduler_port}
 KWOK_PORT=${kwok_port}
 KARPENTER_METRICS_PORT=${karpenter_metrics_port}
 KARPENTER_HEALTH_PORT=${karpenter_health_port}
+AUDIT_LOG=${audit_users:+${run_dir}/logs/audit.log}
+AUDIT_USERS=${audit_users}
 EOF
+}
+
+# The apiserver's audit flags when NODEROTATION_AUDIT_USERS is set: a policy that records the named users'
+# requests at Metadata level (verb, resource, user agent, response code, timestamps; never bodies) and nothing
+# else, so the fleet benchmark counts one controller's requests without logging KWOK's thousands of heartbeats.
+audit_flags() {
+  [[ -n "${audit_users}" ]] || return 0
+  local policy="${run_dir}/audit-policy.yaml" u
+  {
+    echo "apiVersion: audit.k8s.io/v1"
+    echo "kind: Policy"
+    echo "omitStages: [RequestReceived]"
+    echo "rules:"
+    echo "  - level: Metadata"
+    echo "    users:"
+    for u in ${audit_users//,/ }; do echo "      - \"${u}\""; done
+    echo "  - level: None"
+  } >"${policy}"
+  echo "--audit-policy-file=${policy}"
+  echo "--audit-log-path=${run_dir}/logs/audit.log"
+  echo "--audit-log-format=json"
+  echo "--audit-log-maxsize=0"
 }
 
 kubectl_() { "$(binary_path kubectl)" --kubeconfig "${run_dir}/kubeconfig" "$@"; }
@@ -458,7 +491,8 @@ start_etcd() {
 }
 
 start_apiserver() {
-  local pki="${run_dir}/pki"
+  local pki="${run_dir}/pki" audit=()
+  mapfile -t audit < <(audit_flags)
   # --advertise-address: otherwise the kubernetes Service points at the machine's external address.
   start_component kube-apiserver "$(binary_path kube-apiserver)" \
     --etcd-servers="http://127.0.0.1:${etcd_port}" \
@@ -467,12 +501,15 @@ start_apiserver() {
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="${pki}/sa.pub" --service-account-signing-key-file="${pki}/sa.key" \
     --authorization-mode=RBAC --service-cluster-ip-range=10.96.0.0/16 --allow-privileged=true \
-    --endpoint-reconciler-type=none --profiling=false
+    --endpoint-reconciler-type=none --profiling=false "${audit[@]}"
   wait_for kube-apiserver "kube-apiserver /readyz" curl_api "https://127.0.0.1:${apiserver_port}/readyz"
 }
 
 start_controller_manager() {
-  local kc="${run_dir}/kubeconfig" pki="${run_dir}/pki"
+  local kc="${run_dir}/kubeconfig" pki="${run_dir}/pki" scale=()
+  # At fleet scale on 2 shared cores the apiserver answers slowly enough that Lease renewals every 10 s fall
+  # behind and Nodes flap to Unknown (tainted, their pods evicted); Leases every 150 s need a longer grace.
+  if [[ -n "${fleet_scale}" ]]; then scale=(--node-monitor-grace-period=20m); fi
   # KCM: ReplicaSets, garbage collection, PDB status (the Eviction API reads disruptionsAllowed), node
   # lifecycle (the node.kubernetes.io/unschedulable taint), the default ServiceAccount.
   start_component kube-controller-manager "$(binary_path kube-controller-manager)" \
@@ -480,7 +517,7 @@ start_controller_manager() {
     --bind-address=127.0.0.1 --secure-port="${kcm_port}" --leader-elect=false \
     --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics \
     --root-ca-file="${pki}/ca.crt" --service-account-private-key-file="${pki}/sa.key" \
-    --service-cluster-ip-range=10.96.0.0/16 --profiling=false
+    --service-cluster-ip-range=10.96.0.0/16 --profiling=false "${scale[@]}"
   wait_for kube-controller-manager "kube-controller-manager /healthz" curl_insecure "https://127.0.0.1:${kcm_port}/healthz"
 }
 
@@ -495,12 +532,25 @@ start_scheduler() {
 }
 
 start_kwok() {
+  local lease=40 scale=()
+  if [[ -n "${fleet_scale}" ]]; then
+    lease=600
+    cat >"${run_dir}/kwok-fleet.yaml" <<'EOF'
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokConfiguration
+options:
+  nodeLeaseParallelism: 16
+  nodePlayStageParallelism: 16
+  podPlayStageParallelism: 16
+EOF
+    scale=(--config="${run_dir}/kwok-fleet.yaml" -v=WARN)
+  fi
   # Only the Nodes Karpenter's kwok provider creates (annotation kwok.x-k8s.io/node=fake) are managed; their
   # pods get fake IPs, so never exec or port-forward into them.
   start_component kwok "$(binary_path kwok)" \
     --kubeconfig="${run_dir}/kubeconfig" --config="$(artifact_dir kwok)/stages.yaml" \
     --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
-    --node-ip=127.0.0.1 --node-lease-duration-seconds=40 \
+    --node-ip=127.0.0.1 --node-lease-duration-seconds="${lease}" "${scale[@]}" \
     --server-address="127.0.0.1:${kwok_port}"
   wait_for kwok "kwok /healthz" curl -sf --max-time 5 "http://127.0.0.1:${kwok_port}/healthz"
 }
