@@ -23,53 +23,22 @@ let dir: string;
 let server: FunctionServer;
 const logLines: Record<string, unknown>[] = [];
 const file = (name: string): Buffer => readFileSync(join(dir, name));
+let serial = 100;
 const ssl = (...args: string[]): string => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' }).toString();
 
-/** A key and a CSR; P-256 keys keep the test quick. */
-function request(name: string, subject: string): void {
-  ssl(
-    'req',
-    '-new',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-subj',
-    subject,
-    '-keyout',
-    `${name}.key`,
-    '-out',
-    `${name}.csr`,
-  );
-}
-
 /**
- * `name`.crt signed by `issuer`, with exactly the extensions given (no authority key identifier unless asked);
- * `dates` (openssl ca's YYYYMMDDHHMMSSZ) places its validity, else two days from now.
+ * `name`.key (P-256, quick to make) and `name`.crt with `subject` and exactly the extensions `ext`, signed by
+ * `issuer`'s key or, when null, by its own; `dates` (openssl ca's YYYYMMDDHHMMSSZ) places its validity,
+ * otherwise it is valid for two days from now.
  */
-function issue(name: string, subject: string, issuer: string, ext: string, dates?: [string, string]): void {
-  request(name, subject);
+function makeCert(name: string, subject: string, ext: string, issuer: string | null, dates?: [string, string]): void {
+  const curve = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+  ssl('req', '-new', ...curve, '-subj', subject, '-keyout', `${name}.key`, '-out', `${name}.csr`);
   writeFileSync(join(dir, `${name}.ext`), ext);
+  const out = ['-in', `${name}.csr`, '-extfile', `${name}.ext`, '-out', `${name}.crt`];
+  const signer = issuer === null ? ['-key', `${name}.key`] : ['-CA', `${issuer}.crt`, '-CAkey', `${issuer}.key`];
   if (!dates) {
-    ssl(
-      'x509',
-      '-req',
-      '-in',
-      `${name}.csr`,
-      '-CA',
-      `${issuer}.crt`,
-      '-CAkey',
-      `${issuer}.key`,
-      '-set_serial',
-      String(Math.floor(Math.random() * 1e9)),
-      '-days',
-      '2',
-      '-extfile',
-      `${name}.ext`,
-      '-out',
-      `${name}.crt`,
-    );
+    ssl('x509', '-req', ...signer, '-set_serial', String(serial++), '-days', '2', ...out);
     return;
   }
   // `openssl x509` (3.0) cannot date a certificate in the past; `openssl ca` can.
@@ -80,47 +49,8 @@ function issue(name: string, subject: string, issuer: string, ext: string, dates
     '[ca]\ndefault_ca = d\n[d]\ndatabase = index.txt\nnew_certs_dir = .\nserial = serial\ndefault_md = sha256\n' +
       'policy = p\npreserve = yes\nunique_subject = no\n[p]\norganizationName = optional\ncommonName = supplied\n',
   );
-  ssl(
-    'ca',
-    '-batch',
-    '-notext',
-    '-config',
-    'ca.cnf',
-    '-cert',
-    `${issuer}.crt`,
-    '-keyfile',
-    `${issuer}.key`,
-    '-in',
-    `${name}.csr`,
-    '-startdate',
-    dates[0],
-    '-enddate',
-    dates[1],
-    '-extfile',
-    `${name}.ext`,
-    '-out',
-    `${name}.crt`,
-  );
-}
-
-/** A self-signed CA certificate. */
-function selfSigned(name: string, subject: string, ext: string): void {
-  request(name, subject);
-  writeFileSync(join(dir, `${name}.ext`), ext);
-  ssl(
-    'x509',
-    '-req',
-    '-in',
-    `${name}.csr`,
-    '-key',
-    `${name}.key`,
-    '-days',
-    '2',
-    '-extfile',
-    `${name}.ext`,
-    '-out',
-    `${name}.crt`,
-  );
+  const ca = ['-cert', `${String(issuer)}.crt`, '-keyfile', `${String(issuer)}.key`];
+  ssl('ca', '-batch', '-notext', '-config', 'ca.cnf', ...ca, '-startdate', dates[0], '-enddate', dates[1], ...out);
 }
 
 // Go gives a CA certificate a subject key identifier; OpenSSL 3 adds one (and an authority key identifier)
@@ -135,22 +65,22 @@ const CROSSPLANE_CLIENT_EXT =
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fn-mtls-'));
-  selfSigned('ca', CA_SUBJECT, CA_EXT);
+  makeCert('ca', CA_SUBJECT, CA_EXT, null);
   // Another CA with the very same name: only the signature tells them apart.
-  selfSigned('other-ca', CA_SUBJECT, CA_EXT);
-  issue(
+  makeCert('other-ca', CA_SUBJECT, CA_EXT, null);
+  makeCert(
     'server',
     '/CN=function-noderotation',
-    'ca',
     'extendedKeyUsage = serverAuth\nsubjectAltName = DNS:localhost, IP:127.0.0.1\n',
+    'ca',
   );
-  issue('crossplane', CA_SUBJECT, 'ca', CROSSPLANE_CLIENT_EXT);
-  issue('no-eku', '/CN=no-extended-key-usage', 'ca', 'basicConstraints = CA:FALSE\n');
-  issue('other', CA_SUBJECT, 'other-ca', CROSSPLANE_CLIENT_EXT);
-  issue('expired', CA_SUBJECT, 'ca', CROSSPLANE_CLIENT_EXT, ['20200101000000Z', '20200102000000Z']);
-  issue('server-only', '/CN=server-only', 'ca', 'extendedKeyUsage = serverAuth\n');
+  makeCert('crossplane', CA_SUBJECT, CROSSPLANE_CLIENT_EXT, 'ca');
+  makeCert('no-eku', '/CN=no-extended-key-usage', 'basicConstraints = CA:FALSE\n', 'ca');
+  makeCert('other', CA_SUBJECT, CROSSPLANE_CLIENT_EXT, 'other-ca');
+  makeCert('expired', CA_SUBJECT, CROSSPLANE_CLIENT_EXT, 'ca', ['20200101000000Z', '20200102000000Z']);
+  makeCert('server-only', '/CN=server-only', 'extendedKeyUsage = serverAuth\n', 'ca');
   // Self-signed with the CA's name and Crossplane's extensions, by a key nobody trusts.
-  selfSigned('impostor', CA_SUBJECT, CROSSPLANE_CLIENT_EXT);
+  makeCert('impostor', CA_SUBJECT, CROSSPLANE_CLIENT_EXT, null);
   const certs = join(dir, 'server-certs');
   execFileSync('mkdir', ['-p', certs]);
   writeFileSync(join(certs, 'tls.crt'), file('server.crt'));
@@ -237,6 +167,15 @@ const refusals: Refusal[] = [
 ];
 
 describe('refused before any handler, health included, and logged', () => {
+  it('a plaintext client (the TLS handshake fails: logged at debug only)', async () => {
+    const client = functionClient(`127.0.0.1:${server.port}`);
+    try {
+      await expect(client.check()).rejects.toMatchObject({ code: status.UNAVAILABLE });
+    } finally {
+      client.close();
+    }
+  });
+
   it.each(refusals)('$reason', async ({ client, problem }) => {
     const before = logLines.length;
     const { run, health } = await callAs(client);
@@ -265,7 +204,7 @@ describe('clientCertificateProblem', () => {
 
   it('refuses a certificate issued by a certificate of ca.crt that is no CA', () => {
     // Signed with the key of a certificate that is CA:FALSE (and has no keyUsage to say so), which ca.crt holds.
-    issue('by-leaf', '/CN=by-leaf', 'no-eku', 'extendedKeyUsage = clientAuth\n');
+    makeCert('by-leaf', '/CN=by-leaf', 'extendedKeyUsage = clientAuth\n', 'no-eku');
     const leaf = new X509Certificate(file('by-leaf.crt'));
     const notCa = new X509Certificate(file('no-eku.crt'));
     expect(clientCertificateProblem(leaf, [notCa], Date.now())).toMatch(
@@ -280,6 +219,15 @@ describe('clientCertificateProblem', () => {
 });
 
 describe('loading the certificates', () => {
+  it('refuses to start with neither certificates nor --insecure, and names a missing file', () => {
+    expect(() => serverCredentials({ insecure: false, tlsCertsDir: undefined })).toThrow(
+      /no TLS certificates: pass --tls-certs-dir/,
+    );
+    expect(() => serverCredentials({ insecure: false, tlsCertsDir: join(dir, 'missing') })).toThrow(
+      /cannot read .*missing\/ca\.crt/,
+    );
+  });
+
   it('names a ca.crt without a certificate, and an unusable key pair', () => {
     const bad = join(dir, 'bad-certs');
     execFileSync('mkdir', ['-p', bad]);
