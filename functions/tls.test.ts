@@ -75,6 +75,10 @@ beforeAll(async () => {
     'ca',
   );
   makeCert('crossplane', CA_SUBJECT, CROSSPLANE_CLIENT_EXT, 'ca');
+  // An intermediate CA, and a client certificate it issued, sent with the intermediate after it.
+  makeCert('mid', '/CN=intermediate', CA_EXT, 'ca');
+  makeCert('via-mid', '/CN=via-intermediate', 'extendedKeyUsage = clientAuth\n', 'mid');
+  writeFileSync(join(dir, 'via-mid-chain.crt'), Buffer.concat([file('via-mid.crt'), file('mid.crt')]));
   makeCert('no-eku', '/CN=no-extended-key-usage', 'basicConstraints = CA:FALSE\n', 'ca');
   makeCert('other', CA_SUBJECT, CROSSPLANE_CLIENT_EXT, 'other-ca');
   makeCert('expired', CA_SUBJECT, CROSSPLANE_CLIENT_EXT, 'ca', ['20200101000000Z', '20200102000000Z']);
@@ -101,9 +105,9 @@ afterAll(async () => {
 });
 
 /** A RunFunction call and a health check with the client certificate `name` (or none): answers or errors. */
-async function callAs(name: string | null): Promise<{ run: unknown; health: unknown }> {
+async function callAs(name: string | null, chain = `${name}.crt`): Promise<{ run: unknown; health: unknown }> {
   const creds = name
-    ? credentials.createSsl(file('ca.crt'), file(`${name}.key`), file(`${name}.crt`))
+    ? credentials.createSsl(file('ca.crt'), file(`${name}.key`), file(chain))
     : credentials.createSsl(file('ca.crt'));
   const client = functionClient(`127.0.0.1:${server.port}`, creds);
   const settle = async <T>(p: Promise<T>): Promise<T | ServiceError> => p.catch((err: ServiceError) => err);
@@ -138,6 +142,11 @@ describe('Go accepts it, so do we', () => {
     const { run } = await callAs('no-eku');
     expect(run).toMatchObject({ results: [] });
   });
+
+  it('a certificate issued by an intermediate CA that the client sends after it', async () => {
+    const { run } = await callAs('via-mid', 'via-mid-chain.crt');
+    expect(run).toMatchObject({ results: [] });
+  });
 });
 
 interface Refusal {
@@ -158,6 +167,11 @@ const refusals: Refusal[] = [
     reason: "a certificate self-signed with the CA's name by an unknown key",
     client: 'impostor',
     problem: /is not signed by a CA of ca\.crt/,
+  },
+  {
+    reason: 'a certificate issued by an intermediate CA that the client does not send',
+    client: 'via-mid',
+    problem: /"CN=via-intermediate" \(issuer "CN=intermediate"\) is not signed by a CA of ca\.crt/,
   },
   {
     reason: 'a certificate for server authentication only',
@@ -208,7 +222,25 @@ describe('clientCertificateProblem', () => {
     const leaf = new X509Certificate(file('by-leaf.crt'));
     const notCa = new X509Certificate(file('no-eku.crt'));
     expect(clientCertificateProblem(leaf, [notCa], Date.now())).toMatch(
-      /signed by a certificate of ca\.crt that is not a CA/,
+      /is signed by its CA "CN=no-extended-key-usage", which is not a CA/,
+    );
+  });
+
+  it('refuses an intermediate that is no CA, and an expired intermediate', () => {
+    const leaf = new X509Certificate(file('by-leaf.crt'));
+    const notCa = new X509Certificate(file('no-eku.crt'));
+    expect(clientCertificateProblem(leaf, roots(), Date.now(), [notCa])).toMatch(
+      /signed by the intermediate CA "CN=no-extended-key-usage", which is not a CA/,
+    );
+    const viaMid = new X509Certificate(file('via-mid.crt'));
+    const mid = new X509Certificate(file('mid.crt'));
+    expect(clientCertificateProblem(viaMid, roots(), Date.now(), [mid])).toBeNull();
+    makeCert('old-mid', '/CN=old-intermediate', CA_EXT, 'ca', ['20200101000000Z', '20200102000000Z']);
+    makeCert('via-old-mid', '/CN=via-old-intermediate', 'extendedKeyUsage = clientAuth\n', 'old-mid');
+    const oldMid = new X509Certificate(file('old-mid.crt'));
+    const viaOldMid = new X509Certificate(file('via-old-mid.crt'));
+    expect(clientCertificateProblem(viaOldMid, roots(), Date.now(), [oldMid])).toMatch(
+      /the intermediate CA "CN=old-intermediate" has expired/,
     );
   });
 

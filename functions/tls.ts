@@ -11,7 +11,13 @@
 // (crypto/tls RequireAndVerifyClientCert with ClientCAs = ca.crt) before the connection reaches gRPC.
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createSecureContext, createServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
+import {
+  createSecureContext,
+  createServer,
+  type DetailedPeerCertificate,
+  type Server as TlsServer,
+  type TLSSocket,
+} from 'node:tls';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { ServerCredentials } from '@grpc/grpc-js';
@@ -80,38 +86,82 @@ function parseCertificates(pem: Buffer, file: string): X509Certificate[] {
 const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
 const ANY_EXTENDED_KEY_USAGE = '2.5.29.37.0';
 
+/** Go's limit on chain length is looser; four intermediates is more than any Crossplane setup uses. */
+const MAX_INTERMEDIATES = 4;
+
+const nameOf = (cert: X509Certificate): string => shown(cert.subject.replace(/\n/g, ', '));
+const issuedBy = (cert: X509Certificate, issuer: X509Certificate): boolean =>
+  cert.checkIssued(issuer) && cert.verify(issuer.publicKey);
+
+/** Why `cert` cannot stand in a client's chain at `now` (validity, extended key usage), or null. */
+function unusable(cert: X509Certificate, name: string, now: number): string | null {
+  if (!(now >= Date.parse(cert.validFrom))) return `${name} is not valid yet (from ${cert.validFrom})`;
+  if (!(now <= Date.parse(cert.validTo))) return `${name} has expired (valid until ${cert.validTo})`;
+  const usages = cert.keyUsage as string[] | undefined;
+  if (usages && usages.length > 0 && !usages.includes(CLIENT_AUTH) && !usages.includes(ANY_EXTENDED_KEY_USAGE)) {
+    return `${name} is not for client authentication (extendedKeyUsage ${usages.join(', ')})`;
+  }
+  return null;
+}
+
 /**
  * Why Go's crypto/tls (ClientAuth RequireAndVerifyClientCert, ClientCAs = ca.crt) would refuse this client
- * certificate, or null when it accepts it: issued and signed by a certificate of ca.crt that is a CA, both
- * within their validity at `now`, and both usable for client authentication (an extended key usage list, when
- * present, holds clientAuth or anyExtendedKeyUsage). Names are matched as OpenSSL's X509_check_issued does
- * (issuer name, and the authority key identifier only when there is one), so a certificate that carries
- * its CA's own subject is judged by its signature, as Go judges it.
+ * certificate, or null when it accepts it: a chain from it, through CA certificates the client sent after it
+ * (`intermediates`) if need be, to a CA certificate of ca.crt, each signed by the next, every one within its
+ * validity at `now` and usable for client authentication (an extended key usage list, when present, holds
+ * clientAuth or anyExtendedKeyUsage; none means any use). Names are matched as OpenSSL's X509_check_issued
+ * does (issuer name, and the authority key identifier only when there is one), so a certificate that carries
+ * its CA's own subject is judged by its signature, as Go judges it. Not checked (nor used by Crossplane): path
+ * length and name constraints.
  */
 export function clientCertificateProblem(
   leaf: X509Certificate | undefined,
   roots: readonly X509Certificate[],
   now: number,
+  intermediates: readonly X509Certificate[] = [],
 ): string | null {
   if (!leaf) return 'the client sent no certificate (mutual TLS: one signed by ca.crt is required)';
-  const what = `client certificate ${shown(leaf.subject.replace(/\n/g, ', '))}`;
-  const issuer = roots.find((ca) => leaf.checkIssued(ca) && leaf.verify(ca.publicKey));
-  if (!issuer) return `${what} (issuer ${shown(leaf.issuer.replace(/\n/g, ', '))}) is not signed by a CA of ca.crt`;
-  if (!issuer.ca) return `${what} is signed by a certificate of ca.crt that is not a CA (basicConstraints CA:FALSE)`;
-  for (const [cert, name] of [
-    [leaf, what],
-    [issuer, `its CA ${shown(issuer.subject.replace(/\n/g, ', '))}`],
-  ] as const) {
-    const from = Date.parse(cert.validFrom);
-    const to = Date.parse(cert.validTo);
-    if (!(now >= from)) return `${name} is not valid yet (from ${cert.validFrom})`;
-    if (!(now <= to)) return `${name} has expired (valid until ${cert.validTo})`;
-    const usages = cert.keyUsage as string[] | undefined;
-    if (usages && usages.length > 0 && !usages.includes(CLIENT_AUTH) && !usages.includes(ANY_EXTENDED_KEY_USAGE)) {
-      return `${name} is not for client authentication (extendedKeyUsage ${usages.join(', ')})`;
-    }
+  const what = `client certificate ${nameOf(leaf)}`;
+  const own = unusable(leaf, what, now);
+  if (own) return own;
+  // The most specific reason a candidate issuer was turned down, for the message when no chain is found.
+  let rejected: string | null = null;
+  const consider = (issuer: X509Certificate, role: string): boolean => {
+    rejected = issuer.ca
+      ? unusable(issuer, `${role} ${nameOf(issuer)}`, now)
+      : `${what} is signed by ${role} ${nameOf(issuer)}, which is not a CA (basicConstraints CA:FALSE)`;
+    return rejected === null;
+  };
+  const chains = (cert: X509Certificate, path: readonly X509Certificate[]): boolean =>
+    roots.some((ca) => issuedBy(cert, ca) && consider(ca, 'its CA')) ||
+    (path.length < MAX_INTERMEDIATES &&
+      intermediates.some(
+        (mid) =>
+          !path.includes(mid) &&
+          issuedBy(cert, mid) &&
+          consider(mid, 'the intermediate CA') &&
+          chains(mid, [...path, mid]),
+      ));
+  if (chains(leaf, [])) return null;
+  return rejected ?? `${what} (issuer ${shown(leaf.issuer.replace(/\n/g, ', '))}) is not signed by a CA of ca.crt`;
+}
+
+/**
+ * The peer's certificate and those it sent after it, as Node links them issuer by issuer (without a verdict).
+ * Read through getPeerCertificate(true) alone: once getPeerX509Certificate() has run on a server socket,
+ * Node (20) no longer links the sent certificates.
+ */
+function peerCertificates(socket: TLSSocket): { leaf: X509Certificate | undefined; sent: X509Certificate[] } {
+  const chain: X509Certificate[] = [];
+  const seen = new Set<string>();
+  let cert: DetailedPeerCertificate | undefined = socket.getPeerCertificate(true);
+  while (cert?.raw && !seen.has(cert.fingerprint256)) {
+    seen.add(cert.fingerprint256);
+    chain.push(new X509Certificate(cert.raw));
+    // Typed as always present; it is absent beyond the last certificate Node could link.
+    cert = cert.issuerCertificate;
   }
-  return null;
+  return { leaf: chain[0], sent: chain.slice(1) };
 }
 
 export interface MutualTlsListener {
@@ -156,7 +206,8 @@ export async function listenMutualTls(
   });
   server.on('secureConnection', (socket: TLSSocket) => {
     handshaking.delete(peer(socket));
-    const problem = clientCertificateProblem(socket.getPeerX509Certificate(), creds.roots, hooks.now());
+    const { leaf, sent } = peerCertificates(socket);
+    const problem = clientCertificateProblem(leaf, creds.roots, hooks.now(), sent);
     if (problem !== null) {
       hooks.refused(problem, socket.remoteAddress);
       socket.destroy();
