@@ -9,7 +9,7 @@ import {
   ServerInterceptingCall,
   ServerListenerBuilder,
   status,
-  type ServerCredentials,
+  ServerCredentials,
   type ServerInterceptor,
   type ServiceDefinition,
   type ServerUnaryCall,
@@ -37,6 +37,7 @@ import { functionMetrics, serveMetrics, type FunctionMetrics, type RunOutcome } 
 import { run, suppliedNodePools } from './run.js';
 import { functionRunnerService, healthService, MAX_MESSAGE_BYTES } from './service.js';
 import { shown } from './show.js';
+import { listenMutualTls, MutualTls, type FunctionCredentials, type MutualTlsListener } from './tls.js';
 
 const DAY_MS = 86_400_000;
 const runFunctionMethod = functionRunnerService.RunFunction as ServiceDefinition[string];
@@ -76,7 +77,8 @@ export type Log = (
 export interface ServerOptions {
   /** grpc-js form, e.g. 0.0.0.0:9443 or 127.0.0.1:0 */
   address: string;
-  credentials: ServerCredentials;
+  /** grpc-js's insecure credentials, or mutual TLS with the client certificate checked by tls.ts. */
+  credentials: FunctionCredentials;
   /** host:port for /metrics, or null for none. */
   metricsAddress: string | null;
   log: Log;
@@ -112,11 +114,12 @@ export async function startFunctionServer(options: ServerOptions): Promise<Funct
   const metricsListen = options.metricsAddress === null ? null : splitHostPort(options.metricsAddress);
   const state = createState(options);
   const server = registerServices(state);
-  const port = await bindGrpc(server, options);
+  const { port, tlsListener } = await bindGrpc(server, state, options);
   let http: HttpServer | null = null;
   try {
     http = metricsListen && (await serveMetrics(state.metrics.registry, metricsListen.host, metricsListen.port));
   } catch (err) {
+    tlsListener?.close();
     server.forceShutdown();
     throw err;
   }
@@ -127,7 +130,7 @@ export async function startFunctionServer(options: ServerOptions): Promise<Funct
     port,
     metricsPort,
     shutdown(graceMs = 10_000) {
-      stopping ??= shutdown(state, server, http, graceMs);
+      stopping ??= shutdown(state, server, tlsListener, http, graceMs);
       return stopping;
     },
   };
@@ -331,17 +334,52 @@ function encodeWithinLimit(
 
 const toBuffer = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 
-async function bindGrpc(server: Server, options: ServerOptions): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
-    server.bindAsync(options.address, options.credentials, (err, bound) => {
-      if (!err) return resolve(bound);
+/**
+ * Insecure: grpc-js binds the address itself. Mutual TLS: our listener (tls.ts) does the handshake and checks
+ * the client certificate, and hands each accepted connection to grpc-js through its connection injector
+ * (plaintext HTTP/2 over the already established TLS connection).
+ */
+async function bindGrpc(
+  server: Server,
+  state: ServerState,
+  options: ServerOptions,
+): Promise<{ port: number; tlsListener: MutualTlsListener | null }> {
+  const creds = options.credentials;
+  if (creds instanceof MutualTls) {
+    const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
+    try {
+      const tlsListener = await listenMutualTls(creds, splitHostPort(grpcAddress(options.address)), {
+        accept: (socket) => injector.injectConnection(socket),
+        refused: (problem, remote) => state.log('warn', 'TLS client refused', { remote, problem }),
+        handshakeFailed: (error, remote) =>
+          state.log('debug', 'TLS handshake failed', { remote, error: error.message }),
+        // Certificates are judged by the real clock, as Go's TLS does; options.now may be a test's calendar.
+        now: Date.now,
+      });
+      return { port: tlsListener.port, tlsListener };
+    } catch (err) {
+      server.forceShutdown();
+      throw new Error(`cannot listen for gRPC on ${options.address}: ${(err as Error).message}`);
+    }
+  }
+  return new Promise((resolve, reject) => {
+    server.bindAsync(options.address, creds, (err, bound) => {
+      if (!err) return resolve({ port: bound, tlsListener: null });
       server.forceShutdown();
       reject(new Error(`cannot listen for gRPC on ${options.address}: ${err.message}`));
     });
   });
 }
 
-async function shutdown(state: ServerState, server: Server, http: HttpServer | null, graceMs: number): Promise<void> {
+async function shutdown(
+  state: ServerState,
+  server: Server,
+  tlsListener: MutualTlsListener | null,
+  http: HttpServer | null,
+  graceMs: number,
+): Promise<void> {
+  // No new connections; those already handed to grpc-js are closed by it below.
+  tlsListener?.close();
   for (const key of state.health.keys()) state.health.set(key, Serving.NOT_SERVING);
   for (const w of state.watchers) {
     w.stream.write(healthOf(state, w.service));

@@ -4,7 +4,6 @@
 // → shut down. Anything unusable before serving (a flag, the certificates, a port in use) exits 2 with a
 // message naming it, and nothing stays bound.
 import { parseArgs } from 'node:util';
-import type { ServerCredentials } from '@grpc/grpc-js';
 import {
   startFunctionServer,
   grpcAddress,
@@ -12,7 +11,7 @@ import {
   type FunctionServer,
   type Log,
 } from '../../functions/server.js';
-import { CredentialsError, serverCredentials } from '../../functions/tls.js';
+import { CredentialsError, serverCredentials, type FunctionCredentials } from '../../functions/tls.js';
 import { EXIT_INVALID, EXIT_OK } from './explain-command.js';
 import { UsageError } from './io.js';
 import type { Io } from './main.js';
@@ -69,7 +68,7 @@ function checkAddress(flag: string, value: string): void {
 }
 
 /** Step 2: the server's credentials; missing or unreadable certificates are a UsageError. */
-function loadCredentials(flags: FunctionFlags): ServerCredentials {
+function loadCredentials(flags: FunctionFlags): FunctionCredentials {
   try {
     return serverCredentials({ insecure: flags.insecure, tlsCertsDir: flags.tlsCertsDir });
   } catch (err) {

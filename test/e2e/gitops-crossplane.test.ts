@@ -4,6 +4,7 @@
 // RotationPolicy per governed NodePool; edits, an infeasible plan, a new NodePool and deletion behave as
 // docs/function.md says. The expected policies come from the function's own pure handler over the NodePools
 // actually in the cluster, so the test checks what Crossplane made of the answer, not the figures again.
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -130,6 +131,20 @@ describe('Crossplane core composes RotationPolicies from a MaintenancePlan throu
     crossplaneDown();
     // Leave the cluster as the other tests expect it: our own CRDs installed.
     kubectl(['apply', '--server-side', '--force-conflicts', '-f', join(repoRoot, 'deploy/crds')]);
+  });
+
+  // The certificates are init's own (cluster.sh deletes its Secrets before init): Crossplane's client
+  // certificate carries its CA's subject and no authority key identifier, the one OpenSSL alone would refuse
+  // as self-signed (docs/function.md, "Mutual TLS"), so the compositions below prove the function accepts it.
+  it('Crossplane calls with the client certificate crossplane core init issued', () => {
+    const pem = (secret: string): string =>
+      kubectl(['get', 'secret', secret, '-n', 'crossplane-system', '-o', 'go-template={{index .data "tls.crt"}}']);
+    const client = new X509Certificate(Buffer.from(pem('crossplane-tls-client'), 'base64'));
+    const ca = new X509Certificate(Buffer.from(pem('crossplane-root-ca'), 'base64'));
+    expect(client.subject).toBe(ca.subject);
+    expect(client.issuer).toBe(ca.subject);
+    expect(client.verify(ca.publicKey)).toBe(true);
+    expect(client.toString()).not.toBe(ca.toString());
   });
 
   it('composes one RotationPolicy per governed NodePool, with the figures and an owner reference', async () => {

@@ -6,9 +6,9 @@
 # What `crossplane up` does, in order (each step idempotent, so `up` on a running stack only re-checks it):
 #   1. builds (or reuses) crossplane-core and oci-registry into the cache;
 #   2. starts go-containerregistry's registry on localhost (plain HTTP, in memory: a restart forgets the package);
-#   3. a CA, Crossplane's client certificate and the function's server certificate (for 127.0.0.1: Crossplane
-#      verifies the endpoint's host), in the Secrets `core init` reads (crossplane_pki says why not init's);
-#   4. `crossplane core init`: Crossplane's CRDs, webhooks off;
+#   3. `crossplane core init`: Crossplane's CRDs, its CA and its client certificate (fresh Secrets), webhooks off;
+#   4. reads init's certificates out of their Secrets and signs the function's server certificate (for
+#      127.0.0.1: Crossplane verifies the endpoint's host) with init's CA;
 #   5. starts our function (`noderotation function` from the sources), requiring client certificates;
 #   6. `crossplane core start --package-runtime=External`, dialling functions with the client certificate;
 #   7. builds functions/package with `crossplane xpkg build` and pushes it with `crossplane xpkg push`;
@@ -46,10 +46,14 @@ EOF
 }
 
 # Crossplane's init applies its CRDs and then uses them at once (e.g. "no matches for kind Lock") before
-# the apiserver serves them: retried until it passes or up_timeout runs out.
+# the apiserver serves them: retried until it passes or up_timeout runs out. The TLS Secrets are deleted
+# first, so that init issues the CA and client certificate itself (it keeps complete Secrets), as on a
+# fresh install.
 crossplane_init() {
   local deadline=$((SECONDS + up_timeout)) log
   log="$(log_file crossplane-init)"
+  kubectl_ delete secret crossplane-root-ca crossplane-tls-client -n "${crossplane_namespace}" --ignore-not-found \
+    >/dev/null
   until KUBECONFIG="${run_dir}/kubeconfig" POD_NAMESPACE="${crossplane_namespace}" \
     CRDS_PATH="$(artifact_dir crossplane)/crds" ENABLE_WEBHOOKS=false \
     TLS_CA_SECRET_NAME=crossplane-root-ca TLS_CLIENT_SECRET_NAME=crossplane-tls-client \
@@ -63,46 +67,41 @@ crossplane_init() {
   log "crossplane core init: ok"
 }
 
-# The CA, Crossplane's client certificate and the function's server certificate, made here and stored in
-# the Secrets `core init` would otherwise fill (init keeps complete Secrets). Not init's own: its client
-# certificate has the CA's subject as its own and no authority key identifier, which OpenSSL (and so Node's
-# TLS, our function's) takes for a self-signed certificate and rejects ("error reading server preface: EOF"
-# on Crossplane's side); Go's verifier accepts it. docs/gitops.md has the details.
-#   issue_cert <name> <subject> <extensions>: <name>.key (PKCS#1, as init parses a CA key) and <name>.crt.
-issue_cert() {
-  openssl genrsa -traditional -out "$1.key" 2048 2>/dev/null
-  openssl req -new -key "$1.key" -sha256 -subj "$2" -out "$1.csr" 2>/dev/null
-  printf '%s\n' "$3" >"$1.ext"
-  openssl x509 -req -sha256 -days 365 -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial \
-    -extfile "$1.ext" -out "$1.crt" 2>/dev/null
-  chmod 600 "$1.key"
+# The certificates `crossplane core init` made, as a real cluster has them: init's CA (Secret
+# crossplane-root-ca) and Crossplane's client certificate (crossplane-tls-client: its CA's own subject and no
+# authority key identifier, which OpenSSL alone takes for a self-signed certificate; functions/tls.ts verifies
+# it as Go does). The function's server certificate is what Crossplane's Deployment runtime would make, signed
+# by the same CA in the same style (the CA's subject, no key identifiers), but for 127.0.0.1: Crossplane
+# verifies the endpoint's host, and the External runtime here serves on loopback.
+secret_file() {
+  kubectl_ get secret "$1" -n "${crossplane_namespace}" -o "go-template={{index .data \"$2\" | base64decode}}" >"$3" ||
+    die "cannot read $2 of Secret ${crossplane_namespace}/$1"
 }
 
-crossplane_pki() {
-  local dir
-  dir="$(crossplane_dir)/pki"
-  mkdir -p "${dir}" "$(crossplane_dir)/client" "$(crossplane_dir)/function"
+crossplane_certs() {
+  local dir client function
+  dir="$(crossplane_dir)/pki" client="$(crossplane_dir)/client" function="$(crossplane_dir)/function"
+  mkdir -p "${dir}" "${client}" "${function}"
+  secret_file crossplane-root-ca tls.crt "${dir}/ca.crt"
+  secret_file crossplane-root-ca tls.key "${dir}/ca.key"
+  secret_file crossplane-tls-client tls.crt "${client}/tls.crt"
+  secret_file crossplane-tls-client tls.key "${client}/tls.key"
+  secret_file crossplane-tls-client ca.crt "${client}/ca.crt"
+  chmod 600 "${dir}/ca.key" "${client}/tls.key"
   (
     cd "${dir}"
-    openssl genrsa -traditional -out ca.key 2048 2>/dev/null
-    openssl req -x509 -new -key ca.key -sha256 -days 365 -subj "/O=noderotation-e2e/CN=crossplane-root-ca" \
-      -out ca.crt 2>/dev/null
-    chmod 600 ca.key
-    issue_cert client "/O=noderotation-e2e/CN=crossplane" "$(printf '%s\n' \
-      'basicConstraints = critical, CA:FALSE' 'keyUsage = critical, digitalSignature, keyEncipherment' \
-      'extendedKeyUsage = clientAuth' 'subjectAltName = DNS:crossplane.crossplane-system')"
-    issue_cert function "/O=noderotation-e2e/CN=${function_name}" "$(printf '%s\n' \
-      'basicConstraints = critical, CA:FALSE' 'keyUsage = critical, digitalSignature, keyEncipherment' \
-      'extendedKeyUsage = serverAuth' "subjectAltName = DNS:localhost, DNS:${function_name}, IP:127.0.0.1")"
-    cp ca.crt ../client/ca.crt && cp client.crt ../client/tls.crt && cp client.key ../client/tls.key
-    cp ca.crt ../function/ca.crt && cp function.crt ../function/tls.crt && cp function.key ../function/tls.key
+    openssl genrsa -out function.key 2048 2>/dev/null
+    # The CA's name copied as it is: `-subj` would refuse init's C=Earth (a country code is two letters).
+    openssl x509 -x509toreq -in ca.crt -signkey function.key -out function.csr 2>/dev/null
+    printf '%s\n' 'basicConstraints = critical, CA:FALSE' \
+      'keyUsage = critical, digitalSignature, keyEncipherment, dataEncipherment' 'extendedKeyUsage = serverAuth' \
+      "subjectAltName = DNS:${function_name}, IP:127.0.0.1" 'subjectKeyIdentifier = none' \
+      'authorityKeyIdentifier = none' >function.ext
+    openssl x509 -req -sha256 -days 365 -in function.csr -CA ca.crt -CAkey ca.key -set_serial 2022 \
+      -extfile function.ext -out function.crt 2>/dev/null || die "cannot sign the function's server certificate"
+    chmod 600 function.key
+    cp ca.crt "${function}/ca.crt" && cp function.crt "${function}/tls.crt" && cp function.key "${function}/tls.key"
   )
-  kubectl_ create secret generic crossplane-root-ca -n "${crossplane_namespace}" \
-    --from-file=tls.crt="${dir}/ca.crt" --from-file=tls.key="${dir}/ca.key" \
-    --dry-run=client -o yaml | kubectl_ apply -f - >/dev/null
-  kubectl_ create secret generic crossplane-tls-client -n "${crossplane_namespace}" \
-    --from-file=tls.crt="${dir}/client.crt" --from-file=tls.key="${dir}/client.key" \
-    --from-file=ca.crt="${dir}/ca.crt" --dry-run=client -o yaml | kubectl_ apply -f - >/dev/null
 }
 
 start_registry() {
@@ -209,8 +208,8 @@ cmd_crossplane_up() {
   local t0=${SECONDS}
   start_registry
   kubectl_ create namespace "${crossplane_namespace}" --dry-run=client -o yaml | kubectl_ apply -f - >/dev/null
-  crossplane_pki
   crossplane_init
+  crossplane_certs
   start_function
   start_crossplane_core
   push_package
