@@ -7,8 +7,7 @@
 //    identically except that its placeholder lacks the annotation, shows Karpenter takes such a node as a
 //    consolidation candidate (so the test can fail), while for ours Karpenter reports the placeholder's
 //    annotation as what blocks it, and our surge node is still there, unfrozen, when the control's was judged.
-// 2. A rotation left in flight in the reference implementation's exact annotation state and placeholder form
-//    is adopted by the engine and run to completion with nothing left behind.
+// (A rotation left in flight in the reference's form is adopted by the controller: controller-takeover.test.ts.)
 import type * as k8s from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { A } from '../../src/engine/annotations.js';
@@ -19,7 +18,6 @@ import { deployment, fakeContainer, onPool, useCluster } from './helpers/context
 import { anytimePolicy, execute, kubectl, reconcileOnce, snapshot } from './helpers/engine-shell.js';
 import type { NodeClaim } from '../../src/karpenter/types.js';
 import { conditionTrue, podRunningReady, waitFor, type Kube, type NodePoolTemplateSpec } from './helpers/k8s.js';
-import { writeReferenceRotation } from './helpers/reference-state.js';
 
 const INSTANCE_TYPE = 'c-4x-amd64-linux';
 const SURGE_FOR_SELECTOR = A.surgeFor; // the reference's watch: -l noderotation.io/surge-for
@@ -201,63 +199,5 @@ describe("the placeholder's identity and protection (issue 13)", () => {
     expect(left.map((x) => x.metadata.name)).toContain(o.surgeClaim);
     expect(left.map((x) => x.metadata.name)).not.toContain(o.oldClaim);
     expect(await kube.pods(nsOurs, SURGE_FOR_SELECTOR)).toEqual([]);
-  });
-
-  it("adopts a rotation left in flight in the reference's form and completes it, leaving nothing", async () => {
-    const ns = await res.namespace('e2e-takeover');
-    const priorityClass = await res.priorityClass('e2e-ph', -10, 'Never');
-    const pool = await res.nodePool('e2e-takeover', pinned);
-    await kube.apps.createNamespacedDeployment({
-      namespace: ns,
-      body: deployment({ name: 'app', pool, replicas: 1, cpu: '1', terminationGracePeriodSeconds: 1 }),
-    });
-    const { claim } = await firstNode(kube, pool, ns);
-    const name = claim.metadata.name;
-    const oldNode = claim.status?.nodeName as string;
-
-    // The reference's state, written as it would have left it mid-surge.
-    const placeholderName = await writeReferenceRotation(kube, {
-      pool,
-      namespace: ns,
-      claim: name,
-      node: oldNode,
-      priorityClass,
-      cpu: '1',
-    });
-
-    const policy = anytimePolicy(pool, {
-      readyTimeout: '10m',
-      cooldownAfter: '30m',
-      placeholder: { priorityClassName: priorityClass },
-    });
-    const seen: string[] = [];
-    await waitFor(
-      'the adopted rotation to complete',
-      () => {
-        for (const a of reconcileOnce(pool, ns, policy).decision.actions) {
-          if (a.type === 'event') seen.push(a.eventReason);
-          if (a.type === 'createPod') seen.push(`createPod:${a.pod.metadata.name}`);
-          if (a.type === 'deletePod') seen.push(`deletePod:${a.name}`);
-        }
-        return seen.includes('RotationCompleted');
-      },
-      { timeoutMs: 300_000, intervalMs: 1000, describe: () => seen.join(', ') },
-    );
-    // Adopted, not replaced: no placeholder of ours was created (no createPod at all, and no RotationStarted:
-    // the rotation was resumed, not started); the reference's placeholder was the one removed at the drain.
-    expect(seen.filter((x) => !x.startsWith('deletePod'))).toEqual(['DrainStarted', 'RotationCompleted']);
-    expect(seen.indexOf(`deletePod:${placeholderName}`)).toBeLessThan(seen.indexOf('DrainStarted'));
-    expect(seen.indexOf(`deletePod:${placeholderName}`)).toBeGreaterThanOrEqual(0);
-
-    const claims = await kube.nodeClaims(pool);
-    expect(claims.map((x) => x.metadata.name)).not.toContain(name);
-    for (const n of await kube.nodes(pool)) {
-      const ann = Object.keys(n.metadata?.annotations ?? {});
-      expect(ann.filter((k) => k.startsWith('noderotation.io/') || k === A.doNotDisrupt)).toEqual([]);
-      expect(n.spec?.unschedulable ?? false).toBe(false);
-    }
-    const poolAnn = (await kube.getNodePool(pool))?.metadata.annotations ?? {};
-    expect(Object.keys(poolAnn).filter((k) => k.startsWith('noderotation.io/'))).toEqual([A.lastRotationAt]);
-    await waitFor('the placeholder gone', async () => (await kube.pods(ns, SURGE_FOR_SELECTOR)).length === 0);
   });
 });
