@@ -127,8 +127,8 @@ describe('the kubeconfig, as kubectl resolves it', () => {
       context: 'one',
     },
     { reason: '~/.kube/config when nothing else', flags: {}, env: { HOME: homeWith(KUBECONFIG) }, context: 'one' },
-  ])('$reason', ({ flags, env, context }) => {
-    expect(clusterConfig(flags, env).getCurrentContext()).toBe(context);
+  ])('$reason', async ({ flags, env, context }) => {
+    expect((await clusterConfig(flags, env)).getCurrentContext()).toBe(context);
   });
 
   it.each([
@@ -145,8 +145,8 @@ describe('the kubeconfig, as kubectl resolves it', () => {
       error: /cannot load --kubeconfig .*nope/,
     },
     { reason: 'nothing to read', flags: {}, env: {}, error: /no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG/ },
-  ])('refused: $reason', ({ flags, env, error }) => {
-    expect(() => clusterConfig(flags, env)).toThrow(error);
+  ])('refused: $reason', async ({ flags, env, error }) => {
+    await expect(clusterConfig(flags, env)).rejects.toThrow(error);
   });
 });
 

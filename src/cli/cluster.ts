@@ -6,7 +6,7 @@
 // the real fleet.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiError, KubeClient } from '../../controller/kube/client.js';
 import { UsageError } from './io.js';
 
@@ -54,8 +54,13 @@ export interface ClusterObjects {
   notes: string[];
 }
 
-/** The kubeconfig as kubectl resolves it, with --context applied; a UsageError naming what failed. */
-export function clusterConfig(flags: ClusterFlags, env: NodeJS.ProcessEnv = process.env): KubeConfig {
+/**
+ * The kubeconfig as kubectl resolves it, with --context applied; a UsageError naming what failed. client-node
+ * is imported here, on first use, not with the CLI: the controller runs from the same entry point and its
+ * resident memory should not carry client-node's 65 MB of API models (docs/benchmarks.md).
+ */
+export async function clusterConfig(flags: ClusterFlags, env: NodeJS.ProcessEnv = process.env): Promise<KubeConfig> {
+  const { KubeConfig } = await import('@kubernetes/client-node');
   const kc = new KubeConfig();
   const files = flags.kubeconfig
     ? [flags.kubeconfig]

@@ -173,7 +173,7 @@ async function runWhatIf(
   const output = oneOf('-o', values.output, ['table', 'json']);
   const duration = parseSimDuration(values.duration ?? '60d');
   const now = parseNow(values.now, io.now);
-  const cluster = await readCluster(clusterConfig(values, io.env ?? process.env));
+  const cluster = await readCluster(await clusterConfig(values, io.env ?? process.env));
   const before = readCommandInputs([], io, cluster);
   const after = readCommandInputs(values.filename ?? [], io, cluster);
   const problems = inputProblems(after);
