@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The end-to-end suite as two vitest runs at once on the one cluster: the files that mostly wait on Karpenter's
-# clocks (vitest.e2e-waits.config.ts) beside all the others (vitest.e2e.config.ts). Exits non-zero when either
+# The end-to-end suite as two vitest runs at once on the one cluster: the files that wait on Karpenter's clocks
+# and hold nothing a controller acts on (vitest.e2e-waits.config.ts) beside all the others (vitest.e2e.config.ts). Exits non-zero when either
 # fails. `--json-dir DIR` writes DIR/e2e.json and DIR/e2e-waits.json (vitest's JSON reports, for .ci/run);
 # other arguments go to both runs (e.g. a test name filter with -t).
 set -uo pipefail
