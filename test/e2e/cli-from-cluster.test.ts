@@ -53,8 +53,8 @@ describe('the CLI reads the cluster it is pointed at', () => {
     const live = await cli(['explain', '--from-cluster', '-o', 'json', '--now', NOW], { KUBECONFIG: kubeconfig });
     expect(offline.code, offline.stderr).toBe(0);
     expect(live.code, live.stderr).toBe(0);
-    // The e2e files that wait on Karpenter's clocks run alongside (test/e2e/run.sh) and may add or remove their
-    // own NodePools between the export and the read: the rows of the pools this test owns must be identical.
+    // Karpenter may change other objects between the export and the read; the row of the pool this test owns,
+    // figures and findings, must be identical.
     const mine = row(live.stdout, pool);
     expect(mine).toEqual(row(offline.stdout, pool));
     expect(mine).toMatchObject({ policy: `${pool}-policy` });
