@@ -20,12 +20,12 @@ lock_build() {
   fi
 }
 
-# build_module <dest> <wrapper module dir> <package> <ldflags> <label>: builds <package> inside its wrapper module
+# build_module <dest> <wrapper module dir> <package> <ldflags> <label> [build flags]: builds <package> inside its wrapper module
 # into <dest> unless it is already there. Builds to a temporary name and renames, so an interrupted build never
 # leaves a half-written binary that a later run would trust. Peak memory and time go to build-stats.txt (from
 # /usr/bin/time -v) beside it.
 build_module() {
-  local dest="$1" mod="$2" pkg="$3" ldflags="$4" label="$5"
+  local dest="$1" mod="$2" pkg="$3" ldflags="$4" label="$5" flags="${6:-}"
   local dir tmp
   dir="$(dirname "${dest}")"
   if [[ -x "${dest}" ]]; then
@@ -40,7 +40,8 @@ build_module() {
   # CGO off: static binaries, no C toolchain needed. -p 2: the machines have 2 cores, and more parallel
   # compiles of k8s packages only raise peak memory. -mod=readonly: go.sum must already be complete.
   if ! (cd "${mod}" && CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=readonly \
-    "${timer[@]}" go build -p 2 -trimpath -buildvcs=false -ldflags "-s -w ${ldflags}" -o "${tmp}" "${pkg}"); then
+    "${timer[@]}" go build -p 2 -trimpath -buildvcs=false ${flags:+"${flags}"} -ldflags "-s -w ${ldflags}" \
+      -o "${tmp}" "${pkg}"); then
     rm -f "${tmp}"
     die "build of ${label} failed"
   fi
