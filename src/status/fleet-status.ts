@@ -62,9 +62,17 @@ export function fleetStatus(input: FleetInput, now: number): PoolStatus[] {
     // No Pods were read: a decision that needs them waits, and only its report is used here.
     podsOfNodes: [],
   });
+  // One decision of the fleet per distinct instant: pools under the same windows open together, so the
+  // look-ahead costs one decision per opening, not one per pool.
+  const decisions = new Map<number, Map<string, PoolReport>>();
+  const reportAt = (t: number, pool: string): PoolReport | undefined => {
+    let at = decisions.get(t);
+    if (!at) decisions.set(t, (at = new Map(decide(snapshot, t).pools.map((p) => [p.nodePool, p.report]))));
+    return at.get(pool);
+  };
   const reports = decide(snapshot, now).pools.map((p) => p.report);
   return reports
-    .map((r) => poolStatus(r, snapshot.nodeClaims, input.policies, (t) => decide(snapshot, t)))
+    .map((r) => poolStatus(r, snapshot.nodeClaims, input.policies, reportAt))
     .sort((a, b) => a.nodePool.localeCompare(b.nodePool));
 }
 
@@ -72,14 +80,11 @@ function poolStatus(
   r: PoolReport,
   claims: readonly NodeClaim[],
   policies: readonly RotationPolicy[],
-  decideAt: (t: number) => ReturnType<typeof decide>,
+  reportAt: (t: number, pool: string) => PoolReport | undefined,
 ): PoolStatus {
   const policy = policies.find((p) => p.metadata.name === r.policy);
   // At the opening the engine starts the first candidate; it counts the rest, so that one is added back.
-  const then =
-    r.windowOpensAt === null
-      ? undefined
-      : decideAt(r.windowOpensAt + 1000).pools.find((p) => p.nodePool === r.nodePool)?.report;
+  const then = r.windowOpensAt === null ? undefined : reportAt(r.windowOpensAt + 1000, r.nodePool);
   const next = then ? then.candidates + (!r.inProgress && then.inProgress ? 1 : 0) : null;
   return {
     nodePool: r.nodePool,

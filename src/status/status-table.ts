@@ -19,9 +19,12 @@ export function wallTime(iso: string, zone: string | null): string {
   return `${DateTime.fromISO(iso, { zone: z }).toFormat('ccc yyyy-LL-dd HH:mm')} ${z}`;
 }
 
+/** Whole seconds from `iso` to `now` (positive: in the past). */
+const secondsSince = (iso: string, now: number): number => Math.round((now - Date.parse(iso)) / 1000);
+
 const relative = (iso: string, now: number): string => {
-  const seconds = Math.round((Date.parse(iso) - now) / 1000);
-  return seconds >= 0 ? `in ${formatHuman(seconds)}` : `${formatHuman(-seconds)} ago`;
+  const ago = secondsSince(iso, now);
+  return ago <= 0 ? `in ${formatHuman(-ago)}` : `${formatHuman(ago)} ago`;
 };
 
 function window(p: PoolStatus, now: number): string {
@@ -37,7 +40,8 @@ function rotation(p: PoolStatus, now: number): string {
   const r = p.rotation;
   if (!r) return '-';
   const mode = r.mode === 'forceful-fallback' ? ' forceful' : '';
-  return `${r.nodeClaim} ${r.phase}${mode}${r.since ? ` for ${relative(r.since, now).replace(' ago', '')}` : ''}`;
+  const since = r.since ? ` for ${formatHuman(Math.max(0, secondsSince(r.since, now)))}` : '';
+  return `${r.nodeClaim} ${r.phase}${mode}${since}`;
 }
 
 function notes(p: PoolStatus): string {
