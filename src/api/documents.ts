@@ -317,6 +317,22 @@ export function readDocuments(
   return out;
 }
 
+/** Two readings as one, `first`'s objects first; the errors stay within YAML_LIMITS.errors, the rest counted. */
+export function mergeInputs(first: Inputs, second: Inputs): Inputs {
+  const out: Inputs = {
+    policies: [...first.policies, ...second.policies],
+    plans: [...first.plans, ...second.plans],
+    nodePools: [...first.nodePools, ...second.nodePools],
+    nodeClaims: [...first.nodeClaims, ...second.nodeClaims],
+    ignored: [...first.ignored, ...second.ignored],
+    errors: [],
+    omittedErrors: first.omittedErrors + second.omittedErrors,
+    named: [...first.named, ...second.named],
+  };
+  for (const e of [...first.errors, ...second.errors]) pushError(out, e);
+  return out;
+}
+
 /** Keeps the first YAML_LIMITS.errors problems and counts the rest, so output stays short for any input. */
 function pushError(out: Inputs, e: InputError): void {
   if (out.errors.length < YAML_LIMITS.errors) out.errors.push(e);

@@ -95,6 +95,18 @@ describe('the cluster’s objects under the -f files', () => {
   });
 });
 
+describe('problems of both sources', () => {
+  it('the cluster’s and the files’ errors are both reported, the cluster’s first', () => {
+    const file = join(dir, 'broken.yaml');
+    writeFileSync(file, JSON.stringify(pool('batch', 'soon')));
+    const inputs = readCommandInputs([file], io(), cluster([pool('general', '1.5h')]));
+    expect(inputs.errors.map((e) => [e.file, e.path])).toEqual([
+      ['cluster (context test)', 'spec.template.spec.expireAfter'],
+      [file, 'spec.template.spec.expireAfter'],
+    ]);
+  });
+});
+
 describe('the kubeconfig, as kubectl resolves it', () => {
   const KUBECONFIG = join(dir, 'kubeconfig');
   writeFileSync(

@@ -1,6 +1,13 @@
 // What explain, validate and render share: reading every -f, the notes on what is skipped, and the one way
 // invalid input is reported (exit 2, one line per problem, a bounded number of lines).
-import { duplicateErrors, formatInputError, readDocuments, YAML_LIMITS, type Inputs } from '../api/documents.js';
+import {
+  duplicateErrors,
+  formatInputError,
+  mergeInputs,
+  readDocuments,
+  YAML_LIMITS,
+  type Inputs,
+} from '../api/documents.js';
 import { EXIT_INVALID } from './explain-command.js';
 import { clusterConfig, nameOf, readCluster, type ClusterObjects } from './cluster.js';
 import { MAX_NOTES, readInputs, UsageError, type InputFile } from './io.js';
@@ -108,7 +115,8 @@ function overCluster(
     note(`note: ${replaced} object(s) from -f replace the ${cluster.source}'s of the same kind and name`);
   if (composed > 0)
     note(`note: ${composed} RotationPolicy(ies) composed from MaintenancePlans are computed from the plans instead`);
-  return readDocuments(files, [{ name: cluster.source, values: kept }]);
+  // The files were read once, above; the cluster's objects go first, as they are what the files change.
+  return mergeInputs(readDocuments([], [{ name: cluster.source, values: kept }]), fromFiles);
 }
 
 /** Whether Crossplane composed this policy from one of `plans` (its owner, or its composite label). */

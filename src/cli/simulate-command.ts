@@ -174,8 +174,9 @@ async function runWhatIf(
   const duration = parseSimDuration(values.duration ?? '60d');
   const now = parseNow(values.now, io.now);
   const cluster = await readCluster(await clusterConfig(values, io.env ?? process.env));
-  const before = readCommandInputs([], io, cluster);
   const after = readCommandInputs(values.filename ?? [], io, cluster);
+  // The same cluster without the files: its notes were just printed for `after`, so not twice.
+  const before = readCommandInputs([], { ...io, stderr: { write: () => true } }, cluster);
   const problems = inputProblems(after);
   if (problems.lines.length === 0 && after.nodePools.length === 0)
     problems.lines.push(`no NodePools (karpenter.sh/v1) in ${cluster.source}`);
