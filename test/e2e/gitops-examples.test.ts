@@ -6,13 +6,14 @@
 // Config Management Plugin's command is run as the repo server would run it. (examples.test.ts dry-runs every
 // example against the apiserver.)
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { cachedTool, readClusterEnv, repoRoot } from './helpers/cluster.js';
 import { argocdCrdsDir, karpenterCrdsDir } from './helpers/crds.js';
+import { crdSchemas } from '../install/kube-schemas.js';
 
 const env = readClusterEnv();
 const EXAMPLES = join(repoRoot, 'examples');
@@ -35,52 +36,14 @@ function exampleFiles(dir = EXAMPLES): string[] {
 const files = exampleFiles();
 const kubeFiles = files.filter((f) => !f.includes('/scenarios/'));
 
-type Json = Record<string, unknown>;
-
-/**
- * A CRD version's openAPIV3Schema as the JSON Schema kubeconform reads: nullable becomes a null type, and every
- * object that lists its properties and says nothing of others is closed, which is what the apiserver's strict
- * field validation does with unknown fields.
- */
-function toJsonSchema(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(toJsonSchema);
-  if (typeof node !== 'object' || node === null) return node;
-  const out: Json = {};
-  for (const [k, v] of Object.entries(node as Json)) out[k] = toJsonSchema(v);
-  if (out.nullable === true && typeof out.type === 'string') out.type = [out.type, 'null'];
-  delete out.nullable;
-  if (out.properties && out.additionalProperties === undefined && out['x-kubernetes-preserve-unknown-fields'] !== true)
-    out.additionalProperties = false;
-  return out;
-}
-
-/** Writes `<group>/<kind>_<version>.json` (lowercase kind, the CRDs catalog's layout) for every CRD in dirs. */
-function writeCrdSchemas(dirs: string[], out: string): string[] {
-  const written: string[] = [];
-  for (const dir of dirs) {
+/** The YAML files of the CRD directories the cluster serves; a missing one is named with how to make it. */
+function crdFiles(dirs: string[]): string[] {
+  return dirs.flatMap((dir) => {
     if (!existsSync(dir)) throw new Error(`${dir} is missing: \`npm run cluster -- build\` makes it`);
-    for (const f of readdirSync(dir).filter((n) => n.endsWith('.yaml'))) {
-      for (const doc of parseAllDocuments(readFileSync(join(dir, f), 'utf8'))) {
-        const crd = doc.toJS() as {
-          kind?: string;
-          spec?: {
-            group: string;
-            names: { kind: string };
-            versions: { name: string; schema?: { openAPIV3Schema: Json } }[];
-          };
-        } | null;
-        if (crd?.kind !== 'CustomResourceDefinition' || !crd.spec) continue;
-        for (const v of crd.spec.versions) {
-          if (!v.schema) continue;
-          const file = join(out, crd.spec.group, `${crd.spec.names.kind.toLowerCase()}_${v.name}.json`);
-          mkdirSync(dirname(file), { recursive: true });
-          writeFileSync(file, JSON.stringify(toJsonSchema(v.schema.openAPIV3Schema)));
-          written.push(relative(out, file));
-        }
-      }
-    }
-  }
-  return written;
+    return readdirSync(dir)
+      .filter((n) => n.endsWith('.yaml'))
+      .map((n) => join(dir, n));
+  });
 }
 
 let schemas = '';
@@ -118,7 +81,8 @@ const dryRun = (text: string) =>
 
 beforeAll(() => {
   schemas = mkdtempSync(join(tmpdir(), 'crd-schemas-'));
-  writeCrdSchemas(CRD_DIRS, schemas);
+  // The same conversion as the installation checks' (closed objects, as the apiserver's strict validation).
+  crdSchemas(schemas, crdFiles(CRD_DIRS));
 });
 
 afterAll(() => {

@@ -73,6 +73,13 @@ export function makeSchemas(out: string, swaggerFile: string, crdFiles: string[]
       n++;
     }
   }
+  n += crdSchemas(out, crdFiles);
+  return n;
+}
+
+/** The schema of every version of every CRD in `crdFiles`, written to `out`; how many were written. */
+export function crdSchemas(out: string, crdFiles: string[]): number {
+  let n = 0;
   for (const file of crdFiles) {
     for (const doc of parseAllDocuments(readFileSync(file, 'utf8'))) {
       const crd = doc.toJS() as {
