@@ -42,30 +42,21 @@ describe('policies that cannot act', () => {
       maintenanceWindows: ALWAYS_OPEN,
       surge: { readyTimeout: '15m', cooldownAfter: '30m' },
     });
-    await policy(`${tie.pool}-a`, {
-      nodePools: [tie.pool],
+    // Rotated at once, one rotation per pool: every node is past its threshold, the window always open.
+    const rotateNow = (pool: string, surge: RotationPolicySpec['surge'] = cooldown): RotationPolicySpec => ({
+      nodePools: [pool],
       maintenanceWindows: ALWAYS_OPEN,
       ageThreshold: '1s',
-      surge: cooldown,
+      surge,
     });
-    await policy(`${tie.pool}-b`, {
-      nodePools: [tie.pool],
-      maintenanceWindows: ALWAYS_OPEN,
-      ageThreshold: '1s',
-      surge: cooldown,
-    });
-    await policy(`${ok.pool}-p`, {
-      nodePools: [ok.pool],
-      maintenanceWindows: ALWAYS_OPEN,
-      ageThreshold: '1s',
-      surge: cooldown,
-    });
-    await policy(`${noClass.pool}-p`, {
-      nodePools: [noClass.pool],
-      maintenanceWindows: ALWAYS_OPEN,
-      ageThreshold: '1s',
-      surge: { ...cooldown, placeholder: { priorityClassName: missingClass } },
-    });
+    // Two policies naming the same pool are equally specific.
+    await policy(`${tie.pool}-a`, rotateNow(tie.pool));
+    await policy(`${tie.pool}-b`, rotateNow(tie.pool));
+    await policy(`${ok.pool}-p`, rotateNow(ok.pool));
+    await policy(
+      `${noClass.pool}-p`,
+      rotateNow(noClass.pool, { ...cooldown, placeholder: { priorityClassName: missingClass } }),
+    );
 
     const controller = await ctx.controller(fatal.ns);
 
