@@ -105,6 +105,20 @@ const gauge = (title: string, description: string, metric: string, type: Panel['
   ...(unit ? { unit } : {}),
 });
 
+/** p50 and p95 per pool of one phase of noderotation_duration_seconds. */
+const durationQuantiles = (title: string, what: string, phase: string): Panel => ({
+  title: `${title} (p50, p95)`,
+  description: `${what} (noderotation_duration_seconds{phase="${phase}"}).`,
+  targets: [0.5, 0.95].map((q) => ({
+    expr:
+      `histogram_quantile(${q}, sum by (nodepool, le) ` +
+      `(rate(noderotation_duration_seconds_bucket${sel(`,phase="${phase}"`)}[$__rate_interval])))`,
+    legend: `{{nodepool}} p${q * 100}`,
+  })),
+  type: 'timeseries',
+  unit: 's',
+});
+
 const ROWS: { title: string; panels: Panel[] }[] = [
   {
     title: 'Now',
@@ -203,30 +217,8 @@ const ROWS: { title: string; panels: Panel[] }[] = [
   {
     title: 'Durations',
     panels: [
-      {
-        title: 'Surge wait (p50, p95)',
-        description: 'Rotation start to surge node Ready (noderotation_duration_seconds{phase="surge_wait"}).',
-        targets: [0.5, 0.95].map((q) => ({
-          expr:
-            `histogram_quantile(${q}, sum by (nodepool, le) ` +
-            `(rate(noderotation_duration_seconds_bucket${sel(',phase="surge_wait"')}[$__rate_interval])))`,
-          legend: `{{nodepool}} p${q * 100}`,
-        })),
-        type: 'timeseries',
-        unit: 's',
-      },
-      {
-        title: 'Drain (p50, p95)',
-        description: 'Drain start to the old NodeClaim gone (noderotation_duration_seconds{phase="drain"}).',
-        targets: [0.5, 0.95].map((q) => ({
-          expr:
-            `histogram_quantile(${q}, sum by (nodepool, le) ` +
-            `(rate(noderotation_duration_seconds_bucket${sel(',phase="drain"')}[$__rate_interval])))`,
-          legend: `{{nodepool}} p${q * 100}`,
-        })),
-        type: 'timeseries',
-        unit: 's',
-      },
+      durationQuantiles('Surge wait', 'Rotation start to surge node Ready', 'surge_wait'),
+      durationQuantiles('Drain', 'Drain start to the old NodeClaim gone', 'drain'),
     ],
   },
   {
