@@ -110,6 +110,16 @@ describe('noderotation function', () => {
       message: /--address: "9443" is not host:port/,
     },
     { reason: 'a port beyond 65535', args: ['--metrics-address', ':70000'], message: /port 0–65535/ },
+    {
+      reason: 'a response TTL that is no duration',
+      args: ['--response-ttl', '10'],
+      message: /--response-ttl: .*"10"/,
+    },
+    {
+      reason: 'a response TTL under a second (meta.ttl in whole seconds; Crossplane would call back at once)',
+      args: ['--response-ttl', '500ms'],
+      message: /--response-ttl: found "500ms"; use whole seconds, at least 1s/,
+    },
   ])('an unusable flag ($reason): exit 2 and a message naming it, nothing bound', async ({ args, message }) => {
     const r = await cli(['function', '--insecure', '--address', '127.0.0.1:0', ...args]);
     expect(r.code).toBe(2);
@@ -197,7 +207,7 @@ describe('noderotation function', () => {
       readStdin: () => '',
     };
     const running = runFunctionCommand(
-      ['--insecure', '--address', '127.0.0.1:0', '--metrics-address', '127.0.0.1:0', '--debug'],
+      ['--insecure', '--address', '127.0.0.1:0', '--metrics-address', '127.0.0.1:0', '--debug', '--response-ttl', '2m'],
       io,
       {
         stopSignal: new Promise((resolve) => (stop = resolve)),
@@ -211,6 +221,7 @@ describe('noderotation function', () => {
     );
     client.close();
     expect(Object.keys(rsp.desired?.resources ?? {})).toEqual(['rotationpolicy-general']);
+    expect(rsp.meta?.ttl).toMatchObject({ seconds: 120n, nanos: 0 }); // --response-ttl 2m
     stop('SIGTERM');
     expect(await running).toBe(0);
     const lines = err

@@ -44,8 +44,11 @@ export const MAX_RESULTS = 1000;
 /** The key of the required resources: every karpenter.sh/v1 NodePool. */
 export const NODEPOOLS = 'nodepools';
 export const PLAN_VALID = 'PlanValid';
-/** Crossplane calls again after this long even without a change (the Go SDK's default). */
-export const TTL_SECONDS = 60n;
+/**
+ * Crossplane calls again after this long even without a change (the Go SDK's default): the delay before a new
+ * NodePool is governed, as Crossplane does not watch required resources. `--response-ttl` changes it.
+ */
+export const TTL_SECONDS = 60;
 
 /** Annotations on each RotationPolicy carrying the derived figures (docs/function.md), by figure name. */
 export const FIGURE_ANNOTATIONS = {
@@ -78,6 +81,8 @@ export interface RunEnv {
   figures?: FiguresCache;
   /** Per-NodePool outcomes shared across calls by the server (memo.ts); none: everything is computed. */
   memo?: OutcomeMemo;
+  /** The response's meta.ttl in whole seconds; TTL_SECONDS when unset. */
+  ttlSeconds?: number;
 }
 
 /** The same requirement on every call, so Crossplane's requirements loop ends after the second call. */
@@ -115,7 +120,7 @@ const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !==
 
 export function run(req: RunFunctionRequest, env: RunEnv): RunFunctionResponse {
   const rsp = create(RunFunctionResponseSchema, {
-    meta: { tag: req.meta?.tag ?? '', ttl: { seconds: TTL_SECONDS, nanos: 0 } },
+    meta: { tag: req.meta?.tag ?? '', ttl: { seconds: BigInt(env.ttlSeconds ?? TTL_SECONDS), nanos: 0 } },
     // Pass-through: what earlier steps desired stays exactly as it was unless we succeed below.
     desired: req.desired,
     context: req.context,

@@ -84,6 +84,8 @@ export interface ServerOptions {
   log: Log;
   /** The wall clock, read only to pick the calendar day and to time calls. */
   now?: () => number;
+  /** meta.ttl of every response, whole seconds (run.ts TTL_SECONDS when unset). */
+  ttlSeconds?: number;
 }
 
 export interface FunctionServer {
@@ -104,6 +106,7 @@ interface ServerState {
   metrics: FunctionMetrics;
   figures: FiguresCache;
   memo: OutcomeMemo;
+  ttlSeconds: number | undefined;
   /** grpc.health.v1 status by service name. */
   health: Map<string, Serving>;
   watchers: Set<{ service: string; stream: ServerWritableStream<HealthCheckRequest, HealthCheckResponse> }>;
@@ -143,6 +146,7 @@ function createState(options: ServerOptions): ServerState {
     metrics: functionMetrics(),
     figures: figuresCache(),
     memo: outcomeMemo(),
+    ttlSeconds: options.ttlSeconds,
     // The server as a whole ("") and the function service by name.
     health: new Map([
       ['', Serving.SERVING],
@@ -269,7 +273,12 @@ function handleRunFunction(state: ServerState, decoded: Decoded, callback: sendU
   const req = decoded.request;
   const tag = req.meta?.tag ?? '';
   try {
-    const rsp = run(req, { calendarStart: startOfUtcDay(state.now()), figures: state.figures, memo: state.memo });
+    const rsp = run(req, {
+      calendarStart: startOfUtcDay(state.now()),
+      figures: state.figures,
+      memo: state.memo,
+      ttlSeconds: state.ttlSeconds,
+    });
     const { bytes, response } = encodeWithinLimit(req, rsp);
     const result = outcome(response, suppliedNodePools(req) === undefined);
     state.metrics.observe(result, seconds());

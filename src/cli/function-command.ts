@@ -12,6 +12,8 @@ import {
   type Log,
 } from '../../functions/server.js';
 import { CredentialsError, serverCredentials, type FunctionCredentials } from '../../functions/tls.js';
+import { TTL_SECONDS } from '../../functions/run.js';
+import { parseDuration } from '../util/duration.js';
 import { EXIT_INVALID, EXIT_OK } from './explain-command.js';
 import { UsageError } from './io.js';
 import type { Io } from './main.js';
@@ -30,6 +32,8 @@ interface FunctionFlags {
   tlsCertsDir: string | undefined;
   metricsAddress: string | null;
   debug: boolean;
+  /** meta.ttl in whole seconds: how soon Crossplane calls again without a change (a new NodePool is seen). */
+  responseTtlSeconds: number;
 }
 
 /** Step 1: the flags, each checked; a bad one is a UsageError naming it. Nothing is bound yet. */
@@ -42,6 +46,7 @@ export function parseFunctionFlags(args: string[], tlsServerCertsDir: string | u
       'tls-certs-dir': { type: 'string' },
       'metrics-address': { type: 'string', default: ':8080' },
       debug: { type: 'boolean', default: false },
+      'response-ttl': { type: 'string', default: `${TTL_SECONDS}s` },
     },
     strict: true,
     allowPositionals: false,
@@ -56,7 +61,22 @@ export function parseFunctionFlags(args: string[], tlsServerCertsDir: string | u
     tlsCertsDir: values['tls-certs-dir'] ?? tlsServerCertsDir,
     metricsAddress: metricsAddress === '' ? null : metricsAddress,
     debug: values.debug,
+    responseTtlSeconds: responseTtl(values['response-ttl']),
   };
+}
+
+/** A Go duration of at least 1s in whole seconds (meta.ttl is a protobuf Duration; Crossplane requeues after it). */
+function responseTtl(text: string): number {
+  let seconds: number;
+  try {
+    seconds = parseDuration(text);
+  } catch (err) {
+    throw new UsageError(`function: --response-ttl: ${(err as Error).message}`);
+  }
+  if (!Number.isInteger(seconds) || seconds < 1) {
+    throw new UsageError(`function: --response-ttl: found "${text}"; use whole seconds, at least 1s (e.g. 60s, 5m)`);
+  }
+  return seconds;
 }
 
 function checkAddress(flag: string, value: string): void {
@@ -99,6 +119,7 @@ export async function startFromArgs(
     metricsAddress: flags.metricsAddress,
     log: jsonLog(io, flags.debug),
     now: io.now,
+    ttlSeconds: flags.responseTtlSeconds,
   });
 }
 

@@ -41,6 +41,7 @@ Usage:
       [-o table|json] [--now RFC3339]
       The live fleet simulated under the policies as they are and with the changed files, side by side.
   noderotation function [--address :9443] [--insecure | --tls-certs-dir DIR] [--metrics-address :8080] [--debug]
+      [--response-ttl 60s]
       Serve the Crossplane composition function (gRPC); DIR defaults to $TLS_SERVER_CERTS_DIR.
 ${CONTROLLER_USAGE}
 

@@ -6,7 +6,8 @@ import { deployment, useCluster } from './helpers/context.js';
 import type { NodeClaim } from '../../src/karpenter/types.js';
 import { conditionTrue, metricSum, podRunningReady, toDate, waitFor } from './helpers/k8s.js';
 
-const EXPIRE_AFTER_S = 60;
+// Long enough for the first NodeClaim to be Ready with the pod on it (about 3 s here) well before it expires.
+const EXPIRE_AFTER_S = 30;
 
 describe('expiry', () => {
   const { kube, res } = useCluster();

@@ -20,8 +20,11 @@ import { waitFor } from './helpers/k8s.js';
 
 const EXAMPLES = join(repoRoot, 'examples');
 const PLAN_CRD = 'maintenanceplans.noderotation.io';
-/** Crossplane re-runs the pipeline after the function's meta.ttl (60 s, jittered ±10 %), plus a reconcile. */
-const TTL_WAIT_MS = 150_000;
+/**
+ * Crossplane re-runs the pipeline after the function's meta.ttl (10 s here: crossplane-core.sh passes
+ * --response-ttl 10s), jittered ±10 %, plus a reconcile: well inside a minute.
+ */
+const TTL_WAIT_MS = 60_000;
 
 interface Meta {
   name: string;

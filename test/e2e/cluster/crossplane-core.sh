@@ -109,14 +109,17 @@ start_registry() {
   wait_for oci-registry "registry /v2/" curl -sf --max-time 5 "http://127.0.0.1:${registry_port}/v2/"
 }
 
-# Our function as Crossplane's External runtime would run it, from this checkout's sources.
+# Our function as Crossplane's External runtime would run it, from this checkout's sources. The response TTL is
+# 10 s instead of the default 60 s, so a new NodePool is picked up within seconds and the tests stay short
+# (docs/gitops.md, "The response TTL").
 start_function() {
   local node
   node="$(command -v node)" || die "node is not on PATH"
   (
     cd "${here}/../../.."
     start_component crossplane-function "${node}" --import tsx scripts/noderotation.ts function \
-      --tls-certs-dir "$(crossplane_dir)/function" --address "127.0.0.1:${function_port}" --metrics-address ''
+      --tls-certs-dir "$(crossplane_dir)/function" --address "127.0.0.1:${function_port}" --metrics-address '' \
+      --response-ttl 10s
   )
   wait_for crossplane-function "function gRPC port ${function_port}" bash -c "exec 3<>/dev/tcp/127.0.0.1/${function_port}"
 }

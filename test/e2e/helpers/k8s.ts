@@ -248,12 +248,16 @@ export async function waitFor<T>(
 ): Promise<T> {
   const timeoutMs = opts.timeoutMs ?? 120_000;
   const intervalMs = opts.intervalMs ?? 500;
-  const deadline = Date.now() + timeoutMs;
+  const started = Date.now();
+  const deadline = started + timeoutMs;
   let lastError: unknown;
   for (;;) {
     try {
       const v = await probe();
-      if (v !== undefined && v !== null && v !== false) return v;
+      if (v !== undefined && v !== null && v !== false) {
+        trace(started, what);
+        return v;
+      }
       lastError = undefined;
     } catch (err) {
       lastError = err;
@@ -272,6 +276,12 @@ export async function waitFor<T>(
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/** With E2E_TRACE=1, each wait says how long it took: where an e2e file spends its time. */
+function trace(started: number, what: string): void {
+  if (process.env.E2E_TRACE === '1')
+    process.stderr.write(`[wait ${((Date.now() - started) / 1000).toFixed(1)}s] ${what}\n`);
 }
 
 function errorText(err: unknown): string {
