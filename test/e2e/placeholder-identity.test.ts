@@ -113,13 +113,15 @@ async function holdTheGap(
     },
     { timeoutMs: 180_000 },
   );
-  const surgeClaim = (await kube.nodeClaims(pool)).find((c) => c.status?.nodeName === surgeNode);
-  expect(surgeClaim, `the NodeClaim of ${surgeNode}`).toBeDefined();
+  // Karpenter registers the Node (taint removed, so the Pod can run) before it records status.nodeName on the claim.
+  const surgeClaim = await waitFor(`the NodeClaim of ${surgeNode}`, async () =>
+    (await kube.nodeClaims(pool)).find((c) => c.status?.nodeName === surgeNode),
+  );
   // Room appears elsewhere: B empties, so the placeholder alone would fit there and S could be consolidated.
   await kube.core.deleteNamespacedPod({ namespace: ns, name: 'tenant', gracePeriodSeconds: 0 });
   return {
     oldClaim: old.metadata.name,
-    surgeClaim: surgeClaim?.metadata.name as string,
+    surgeClaim: surgeClaim.metadata.name,
     surgeNode,
     placeholder,
   };
