@@ -12,6 +12,24 @@ import { fleetScenario, whatIfFleet } from '../test/browser/fleets.js';
 
 const REPS = 5;
 
+/** simulate --from-cluster -o html on a generated fleet (test/browser/fleets.ts), the first pool chosen. */
+function whatIfCase(pools: number, perPool: number, days: number) {
+  return {
+    what: `simulate --from-cluster -o html: ${pools} pools of ${perPool} nodes, ${days} days, two changed`,
+    prepare: () => {
+      const f = whatIfFleet(pools, perPool);
+      const runs = whatIfRuns(f.before, f.after, f.now, days * 86400);
+      const report = {
+        now: '2027-01-04T00:00:00Z',
+        duration: `${days}d`,
+        durationSeconds: days * 86400,
+        nodePools: runs,
+      };
+      return () => renderWhatIfHtml(report, { pool: 'pool-00' });
+    },
+  };
+}
+
 /** Each case: what it is, and a function that simulates (untimed) and returns the page renderer. */
 const CASES: Record<string, { what: string; prepare: () => () => string }> = {
   nodes20: {
@@ -37,15 +55,8 @@ const CASES: Record<string, { what: string; prepare: () => () => string }> = {
       return () => renderHtml(r);
     },
   },
-  whatIf1000: {
-    what: 'simulate --from-cluster -o html: 10 pools of 100 nodes, 60 days, two changed',
-    prepare: () => {
-      const f = whatIfFleet(10, 100);
-      const runs = whatIfRuns(f.before, f.after, f.now, 60 * 86400);
-      const report = { now: '2027-01-04T00:00:00Z', duration: '60d', durationSeconds: 60 * 86400, nodePools: runs };
-      return () => renderWhatIfHtml(report, { pool: 'pool-00' });
-    },
-  },
+  whatIf1000: whatIfCase(10, 100, 60),
+  whatIf10000: whatIfCase(100, 100, 30),
 };
 
 for (const name of process.argv.length > 2 ? process.argv.slice(2) : Object.keys(CASES)) {

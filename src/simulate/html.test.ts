@@ -78,6 +78,11 @@ describe('renderWhatIfHtml: before and after in one picture', () => {
     const fleetAfter = panelSum(html, 'after (all pools)', 'expired');
     const fleetBefore = panelSum(html, 'before (all pools)', 'expired');
     expect(fleetAfter).toBeGreaterThan(fleetBefore);
+    // The difference drawn per day adds up to the difference of the sides (the fleet chart comes first).
+    const fleetChart = html.slice(html.indexOf('<svg'), html.indexOf('</svg>'));
+    const deltas = [...fleetChart.matchAll(/class="delta" data-delta="(-?\d+)"/g)].map((m) => Number(m[1]));
+    expect(deltas.length).toBeGreaterThan(0);
+    expect(deltas.reduce((a, b) => a + b, 0)).toBe(fleetAfter - fleetBefore);
     // Each side's bars are that side's run, day by day.
     for (const side of ['before', 'after'] as const) {
       const days = dailySeries(p0!.runs[side]!).days;

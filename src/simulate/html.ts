@@ -208,6 +208,49 @@ function riskPanel(
   return out;
 }
 
+/**
+ * The difference itself: forceful expirations after minus before, per day, up from the middle line where the
+ * change adds expirations (red) and down where it spares them (green), on the panel's own scale.
+ */
+function deltaPanel(axis: Axis, before: readonly DayCounts[], after: readonly DayCounts[], top: number): string[] {
+  const deltas = after.map((d, i) => d.expired - (before[i]?.expired ?? 0));
+  const yMax = Math.max(1, ...deltas.map(Math.abs));
+  const mid = top + PANEL_HEIGHT / 2;
+  const scale = PANEL_HEIGHT / 2 / yMax;
+  const barWidth = Math.max(0.6, axis.dayWidth * 0.7);
+  const out = [
+    '<g class="panel" data-panel="expirations after − before">',
+    line({ x1: LEFT, y1: mid, x2: LEFT + PLOT, y2: mid, stroke: '#999', 'stroke-width': 0.5 }),
+    text({ x: 4, y: top + 12, 'font-size': 11, class: 'panel-label' }, 'expirations'),
+    text({ x: 4, y: top + 26, 'font-size': 11, class: 'panel-label' }, 'after − before'),
+    text({ x: LEFT - 6, y: top + 10, 'font-size': 9, 'text-anchor': 'end' }, `+${yMax}`),
+    text({ x: LEFT - 6, y: mid + 3, 'font-size': 9, 'text-anchor': 'end' }, '0'),
+    text({ x: LEFT - 6, y: top + PANEL_HEIGHT, 'font-size': 9, 'text-anchor': 'end' }, `−${yMax}`),
+  ];
+  deltas.forEach((delta, i) => {
+    if (delta === 0) return;
+    const x0 = axis.x(axis.t0 + i * DAY_MS) + (axis.dayWidth - barWidth) / 2;
+    const h = Math.abs(delta) * scale;
+    const day = (after[i] as DayCounts).start.slice(0, 10);
+    out.push(
+      rect(
+        {
+          x: n1(x0),
+          y: n1(delta > 0 ? mid - h : mid),
+          width: n1(barWidth),
+          height: n1(h),
+          fill: delta > 0 ? COLORS.expired : COLORS.rotated,
+          class: 'delta',
+          'data-delta': delta,
+        },
+        `${day}: ${delta > 0 ? '+' : ''}${delta} forceful expirations after the change`,
+      ),
+    );
+  });
+  out.push('</g>');
+  return out;
+}
+
 const svgOpen = (height: number, label: string, cls: string): string =>
   `<svg xmlns="http://www.w3.org/2000/svg" class="${cls}" width="${WIDTH}" height="${height}" ` +
   `viewBox="0 0 ${WIDTH} ${height}" role="img" aria-label="${esc(label)}">`;
@@ -226,7 +269,12 @@ function dayChart(
   const yMax = Math.max(1, ...panels.flatMap((p) => p.days.map((d) => d.graceful + d.fallback + d.expired)));
   const parts: string[] = [];
   panels.forEach((p, i) => parts.push(...dayPanel(axis, p, top + i * (PANEL_HEIGHT + PANEL_GAP), yMax)));
-  const riskTop = top + panels.length * (PANEL_HEIGHT + PANEL_GAP);
+  let riskTop = top + panels.length * (PANEL_HEIGHT + PANEL_GAP);
+  const [before, after] = panels;
+  if (before !== undefined && after !== undefined) {
+    parts.push(...deltaPanel(axis, before.days, after.days, riskTop));
+    riskTop += PANEL_HEIGHT + PANEL_GAP;
+  }
   parts.push(...riskPanel(axis, risk, riskTop));
   const bottom = riskTop + PANEL_HEIGHT;
   parts.push(...axis.ticks(top, bottom));
@@ -500,8 +548,9 @@ ${stat('first change', first ?? 'none', '')}
 </table>
 <h2>The fleet per day</h2>
 ${legend([...DAY_LEGEND.slice(1), [COLORS.before, 'at risk before (dashed)'], [COLORS.after, 'at risk after']])}
-<p>Both sides on one scale and one day axis (UTC days from --now); the bottom panel is the nodes at risk at each
-day's start. Each pool's windows are shaded in its own chart below.</p>
+<p>Both sides on one scale and one day axis (UTC days from --now). Under them, the difference in forceful
+expirations per day (after − before: red where the change adds them, green where it spares them), then the nodes
+at risk at each day's start. Each pool's windows are shaded in its own chart below.</p>
 ${fleetChart}
 <h2>Per NodePool</h2>
 <table>
