@@ -194,6 +194,9 @@ async function runWhatIf(
   if (values.baseline) throw new UsageError('--baseline is for a scenario file; --from-cluster compares policies');
   const output = oneOf('-o', values.output, ['table', 'json', 'html']);
   if (values.pool !== undefined && output !== 'html') throw new UsageError('--pool is for -o html');
+  // Only the chosen pool is drawn node by node, so a sample without a pool would be silently ignored.
+  if (values.sample !== undefined && values.pool === undefined)
+    throw new UsageError('--sample with --from-cluster sets the rows of the --pool NAME pool; give --pool too');
   const sample = parseSample(values.sample);
   const duration = parseSimDuration(values.duration ?? '60d');
   const now = parseNow(values.now, io.now);

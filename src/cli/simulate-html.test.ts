@@ -73,13 +73,14 @@ const args = (...more: string[]) => [
 
 describe('simulate --from-cluster -o html', () => {
   it('the page: the fleet before and after, the changed pool charted and drawn node by node', async () => {
-    const r = await cli(args('-o', 'html', '--pool', 'pool-00'));
+    const r = await cli(args('-o', 'html', '--pool', 'pool-00', '--sample', '7'));
     expect(r.err).not.toContain('error');
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^<!doctype html>/);
     expect(r.out).toContain('What if: 3 NodePools, 30 nodes');
     expect(r.out).toContain('data-panel="after: pool-00"');
     expect(r.out).toContain('pool-00 after, node by node');
+    expect(r.out.match(/class="row-label"/g)).toHaveLength(2 * 7);
     // pool-01 and pool-02 are unchanged by the file: no chart of their own.
     expect(r.out).not.toContain('data-panel="after: pool-01"');
     // The JSON of the same run names the same difference.
@@ -103,6 +104,11 @@ describe('simulate --from-cluster -o html', () => {
     },
     { reason: '--pool without the page', more: ['--pool', 'pool-00'], err: '--pool is for -o html' },
     { reason: '--sample without the page', more: ['--sample', '5'], err: '--sample is for -o html' },
+    {
+      reason: '--sample without --pool: no pool would be drawn node by node',
+      more: ['-o', 'html', '--sample', '5'],
+      err: '--sample with --from-cluster sets the rows of the --pool NAME pool; give --pool too',
+    },
   ])('$reason', async ({ more, err }) => {
     const r = await cli(args(...more));
     expect(r.code).toBe(2);
