@@ -75,8 +75,8 @@ describe('renderWhatIfHtml: before and after in one picture', () => {
   it('the change shows: more expirations after than before, fleet-wide and in the changed pool', () => {
     const [p0] = runs;
     expect(p0?.after.forcefulExpirations).toBeGreaterThan(p0?.before.forcefulExpirations ?? Infinity);
-    const fleetAfter = panelSum(html, 'after (all pools)', 'expired');
-    const fleetBefore = panelSum(html, 'before (all pools)', 'expired');
+    const fleetAfter = panelSum(html, 'after: all pools', 'expired');
+    const fleetBefore = panelSum(html, 'before: all pools', 'expired');
     expect(fleetAfter).toBeGreaterThan(fleetBefore);
     // The difference drawn per day adds up to the difference of the sides (the fleet chart comes first).
     const fleetChart = html.slice(html.indexOf('<svg'), html.indexOf('</svg>'));

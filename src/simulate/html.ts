@@ -33,6 +33,10 @@ const rect = (a: Attributes, title?: string): string =>
 const line = (a: Attributes): string => `<line ${attributes(a)}/>`;
 const text = (a: Attributes, body: string): string => `<text ${attributes(a)}>${body}</text>`;
 const n1 = (v: number): string => v.toFixed(1);
+/** At most n characters, the end cut off (…). */
+const fit = (s: string, n: number): string => (s.length <= n ? s : `${s.slice(0, n - 1)}…`);
+/** At most n characters, the start cut off: a node's name ends in what tells it from its neighbours. */
+const fitEnd = (s: string, n: number): string => (s.length <= n ? s : `…${s.slice(-(n - 1))}`);
 
 const STYLE = [
   'body{font:14px system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}',
@@ -72,7 +76,11 @@ const WIDTH = 1000;
 const LEFT = 150;
 const PLOT = WIDTH - LEFT - 10;
 /** The fewest SVG units between two day labels, so that they never touch. */
-const LABEL_GAP = 44;
+const LABEL_GAP = 48;
+/** Characters of a panel label's line that fit left of the scale's numbers (11-unit font). */
+const LABEL_CHARS = 16;
+/** Characters of a row's node name that fit in LEFT (10-unit font). */
+const NAME_CHARS = 24;
 /** Per-node rows drawn by default: a deterministic sample of the lives (sampleLives). */
 export const DEFAULT_SAMPLE = 100;
 
@@ -100,7 +108,7 @@ class Axis {
       const xt = n1(this.x(t));
       out.push(line({ x1: xt, y1: top, x2: xt, y2: bottom, stroke: '#ddd', 'stroke-width': 0.5 }));
       const day = new Date(t).toISOString().slice(5, 10);
-      out.push(text({ x: xt, y: bottom + 12, 'font-size': 10, 'text-anchor': 'middle', class: 'day-label' }, day));
+      out.push(text({ x: xt, y: bottom + 13, 'font-size': 11, 'text-anchor': 'middle', class: 'day-label' }, day));
     }
     return out;
   }
@@ -129,6 +137,28 @@ interface DayPanel {
 }
 
 const PANEL_HEIGHT = 110;
+
+/**
+ * A panel's name in the left margin: "side: detail" on two lines, each cut to LABEL_CHARS so that it never
+ * runs into the scale's numbers; the whole name is the tooltip.
+ */
+function panelLabel(top: number, label: string): string[] {
+  const [first, ...rest] = label.split(': ');
+  const lines = [first ?? '', rest.join(': ')].filter((l) => l !== '');
+  return lines.map((l, i) =>
+    text(
+      { x: 4, y: top + 13 + i * 15, 'font-size': 11, class: 'panel-label' },
+      `${esc(fit(l, LABEL_CHARS))}<title>${esc(label)}</title>`,
+    ),
+  );
+}
+
+/** The scale's numbers at the top and the bottom of a panel (and its middle, for the difference). */
+function scaleLabels(top: number, labels: readonly [string, number][]): string[] {
+  return labels.map(([v, dy]) =>
+    text({ x: LEFT - 6, y: top + dy, 'font-size': 10, 'text-anchor': 'end', class: 'scale' }, v),
+  );
+}
 const PANEL_GAP = 22;
 
 /** A day's tooltip; the window hours only where the panel has windows (a sum over pools has none). */
@@ -144,9 +174,13 @@ function dayPanel(axis: Axis, p: DayPanel, top: number, yMax: number): string[] 
   const out = windowBands(axis, p.windows, top, PANEL_HEIGHT);
   const bottom = top + PANEL_HEIGHT;
   out.push(line({ x1: LEFT, y1: bottom, x2: LEFT + PLOT, y2: bottom, stroke: '#999', 'stroke-width': 0.5 }));
-  out.push(text({ x: 4, y: top + 12, 'font-size': 11, class: 'panel-label' }, esc(p.label)));
-  out.push(text({ x: LEFT - 6, y: top + 10, 'font-size': 9, 'text-anchor': 'end' }, String(yMax)));
-  out.push(text({ x: LEFT - 6, y: bottom, 'font-size': 9, 'text-anchor': 'end' }, '0'));
+  out.push(...panelLabel(top, p.label));
+  out.push(
+    ...scaleLabels(top, [
+      [String(yMax), 10],
+      ['0', PANEL_HEIGHT],
+    ]),
+  );
   const scale = PANEL_HEIGHT / Math.max(1, yMax);
   const barWidth = Math.max(0.6, axis.dayWidth * 0.7);
   p.days.forEach((d, i) => {
@@ -190,9 +224,11 @@ function riskPanel(
   const bottom = top + PANEL_HEIGHT;
   const out = [
     line({ x1: LEFT, y1: bottom, x2: LEFT + PLOT, y2: bottom, stroke: '#999', 'stroke-width': 0.5 }),
-    text({ x: 4, y: top + 12, 'font-size': 11, class: 'panel-label' }, 'nodes at risk'),
-    text({ x: LEFT - 6, y: top + 10, 'font-size': 9, 'text-anchor': 'end' }, String(yMax)),
-    text({ x: LEFT - 6, y: bottom, 'font-size': 9, 'text-anchor': 'end' }, '0'),
+    ...panelLabel(top, 'nodes at risk'),
+    ...scaleLabels(top, [
+      [String(yMax), 10],
+      ['0', PANEL_HEIGHT],
+    ]),
   ];
   sides.forEach((s, k) => {
     const points = s.days.flatMap((d, i) => {
@@ -221,11 +257,12 @@ function deltaPanel(axis: Axis, before: readonly DayCounts[], after: readonly Da
   const out = [
     '<g class="panel" data-panel="expirations after − before">',
     line({ x1: LEFT, y1: mid, x2: LEFT + PLOT, y2: mid, stroke: '#999', 'stroke-width': 0.5 }),
-    text({ x: 4, y: top + 12, 'font-size': 11, class: 'panel-label' }, 'expirations'),
-    text({ x: 4, y: top + 26, 'font-size': 11, class: 'panel-label' }, 'after − before'),
-    text({ x: LEFT - 6, y: top + 10, 'font-size': 9, 'text-anchor': 'end' }, `+${yMax}`),
-    text({ x: LEFT - 6, y: mid + 3, 'font-size': 9, 'text-anchor': 'end' }, '0'),
-    text({ x: LEFT - 6, y: top + PANEL_HEIGHT, 'font-size': 9, 'text-anchor': 'end' }, `−${yMax}`),
+    ...panelLabel(top, 'expirations: after − before'),
+    ...scaleLabels(top, [
+      [`+${yMax}`, 10],
+      ['0', PANEL_HEIGHT / 2 + 3],
+      [`−${yMax}`, PANEL_HEIGHT],
+    ]),
   ];
   deltas.forEach((delta, i) => {
     if (delta === 0) return;
@@ -283,13 +320,13 @@ function dayChart(
     parts.push(line({ x1: xm, y1: top - 6, x2: xm, y2: bottom, stroke: '#333', 'stroke-dasharray': '2 2' }));
     // Its own row above the panels, where no other text is.
     const anchor = axis.x(marker.at) > LEFT + PLOT / 2 ? 'end' : 'start';
-    parts.push(text({ x: xm, y: 11, 'font-size': 10, 'text-anchor': anchor }, esc(marker.label)));
+    parts.push(text({ x: xm, y: 11, 'font-size': 11, 'text-anchor': anchor }, esc(marker.label)));
   }
   const height = bottom + 20;
   return `${svgOpen(height, 'rotations per day', 'days')}\n${parts.join('\n')}\n</svg>`;
 }
 
-const ROW = 12;
+const ROW = 14;
 
 /** Node-by-node rows: each life as a bar, its rotation or expiry in colour, its deadline as a tick. */
 function nodeRows(axis: Axis, lives: readonly NodeLife[], windows: readonly Span[]): string {
@@ -305,7 +342,10 @@ function nodeRows(axis: Axis, lives: readonly NodeLife[], windows: readonly Span
     );
     const xOf = (iso: string | null): number => axis.x(iso === null ? axis.t1 : Date.parse(iso));
     parts.push(
-      text({ x: LEFT - 6, y: y + ROW - 3, 'font-size': 9, 'text-anchor': 'end', class: 'row-label' }, esc(n.node)),
+      text(
+        { x: LEFT - 6, y: y + ROW - 3, 'font-size': 10, 'text-anchor': 'end', class: 'row-label' },
+        esc(fitEnd(n.node, NAME_CHARS)),
+      ),
     );
     /** A bar on the node's row from `from` to its end, at least `min` wide. */
     const bar = (from: string | null, min: number, fill: string): string =>
@@ -471,8 +511,8 @@ export function renderWhatIfHtml(
   const fleetChart = dayChart(
     axis,
     [
-      { label: 'before (all pools)', days: fleetBefore, windows: [] },
-      { label: 'after (all pools)', days: fleetAfter, windows: [] },
+      { label: 'before: all pools', days: fleetBefore, windows: [] },
+      { label: 'after: all pools', days: fleetAfter, windows: [] },
     ],
     [
       { label: 'before', days: fleetBefore, color: COLORS.before },

@@ -26,6 +26,8 @@ interface Layout {
   /** Pairs of text boxes that overlap by more than half a pixel, as "a / b" labels. */
   overlaps: string[];
   texts: number;
+  /** The smallest SVG font as drawn, in CSS pixels (its size in the drawing times the SVG's scale). */
+  smallestFont: number;
   expiredBars: number;
 }
 
@@ -35,9 +37,13 @@ const MEASURE = `(() => {
   const box = (e) => e.getBoundingClientRect();
   const overlaps = [];
   let texts = 0;
+  let smallestFont = Infinity;
   for (const svg of document.querySelectorAll('svg')) {
     const t = [...svg.querySelectorAll('text')].map((e) => ({ label: e.textContent, r: box(e) }));
     texts += t.length;
+    const scale = box(svg).width / svg.viewBox.baseVal.width;
+    for (const e of svg.querySelectorAll('text'))
+      smallestFont = Math.min(smallestFont, Number(e.getAttribute('font-size')) * scale);
     for (let i = 0; i < t.length; i++)
       for (let j = i + 1; j < t.length; j++) {
         const a = t[i].r, b = t[j].r;
@@ -58,6 +64,7 @@ const MEASURE = `(() => {
     }),
     overlaps,
     texts,
+    smallestFont,
     expiredBars: [...document.querySelectorAll('rect.expired')].filter((r) => box(r).height > 0).length,
   };
 })()`;
@@ -112,6 +119,8 @@ function readable(l: Layout): void {
   }
   expect(l.texts).toBeGreaterThan(0);
   expect(l.overlaps).toEqual([]);
+  // 7 px is about the smallest text one still reads without zooming; the SVG scales down with the page.
+  expect(l.smallestFont).toBeGreaterThanOrEqual(7);
 }
 
 describe.each([1280, 800])('the reports in Chromium at %ipx wide', (width) => {
