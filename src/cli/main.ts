@@ -35,10 +35,10 @@ Usage:
   noderotation status   [-f FILE...] [CLUSTER] [-o table|wide|json] [-w] [--timezone ZONE] [--now RFC3339]
       Per NodePool: its policy, the window (open until / next opening), candidates now and at the next
       opening, the rotation in flight, the last success and failure, freezes and findings; -w refreshes.
-  noderotation simulate -f SCENARIO [-o table|json|html] [--baseline]
+  noderotation simulate -f SCENARIO [-o table|json|html] [--baseline] [--sample N]
       Run the rotation engine against a model of Karpenter over weeks of simulated time (docs/simulate.md).
   noderotation simulate --from-cluster [-f CHANGED...] [--kubeconfig FILE] [--context NAME] [--duration 60d]
-      [-o table|json] [--now RFC3339]
+      [-o table|json|html] [--pool NAME] [--sample N] [--now RFC3339]
       The live fleet simulated under the policies as they are and with the changed files, side by side.
   noderotation function [--address :9443] [--insecure | --tls-certs-dir DIR] [--metrics-address :8080] [--debug]
       [--response-ttl 60s]

@@ -4,7 +4,7 @@ import type { Scenario } from '../generated/api-types.js';
 import { formatInputError, parseYamlFile } from '../api/documents.js';
 import { validateAgainst } from '../api/validate.js';
 import { rfc3339 } from '../engine/annotations.js';
-import { renderHtml } from '../simulate/html.js';
+import { DEFAULT_SAMPLE, renderHtml, renderWhatIfHtml } from '../simulate/html.js';
 import { scenarioSizeErrors, SimulationLimitError } from '../simulate/limits.js';
 import { configOf } from '../simulate/model.js';
 import { simulate, type SimulationResult } from '../simulate/simulate.js';
@@ -13,7 +13,7 @@ import { EXIT_OK } from './explain-command.js';
 import { oneOf, parseFlags, parseNow } from './flags.js';
 import { CLUSTER_FLAGS, inputProblems, readCommandInputs, reportInvalid } from './inputs.js';
 import { clusterConfig, readCluster } from './cluster.js';
-import { whatIf, type PoolWhatIf } from '../simulate/what-if.js';
+import { whatIfRuns, type PoolRuns, type PoolWhatIf } from '../simulate/what-if.js';
 import { alignColumns } from '../util/columns.js';
 import { readInputs, UsageError, type InputFile } from './io.js';
 import type { Io } from './main.js';
@@ -100,8 +100,13 @@ export async function runSimulate(args: string[], io: Io): Promise<number> {
     baseline: { type: 'boolean', default: false },
     duration: { type: 'string' },
     now: { type: 'string' },
+    sample: { type: 'string' },
+    pool: { type: 'string' },
   });
+  if (values.sample !== undefined && values.output !== 'html') throw new UsageError('--sample is for -o html');
   if (values['from-cluster']) return runWhatIf(values, io);
+  if (values.pool !== undefined)
+    throw new UsageError('--pool is for simulate --from-cluster -o html (a scenario has one NodePool)');
   for (const flag of ['duration', 'now', 'kubeconfig', 'context'] as const)
     if (values[flag] !== undefined) throw new UsageError(`--${flag} is for simulate --from-cluster`);
   const files = values.filename ?? [];
@@ -128,9 +133,24 @@ export async function runSimulate(args: string[], io: Io): Promise<number> {
     return reportInvalid(io, { lines: [`${(file as InputFile).name}: ${err.message}`], omitted: 0 });
   }
   if (output === 'json') io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  else if (output === 'html') io.stdout.write(renderHtml(result));
+  else if (output === 'html') io.stdout.write(renderHtml(result, { sample: parseSample(values.sample) }));
   else io.stdout.write(table(result));
   return EXIT_OK;
+}
+
+/** The most per-node rows of the HTML report. */
+const MAX_SAMPLE = 5000;
+
+/** --sample N: how many node lives the HTML draws row by row (0 to MAX_SAMPLE). */
+export function parseSample(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_SAMPLE;
+  const n = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
+  if (!(n <= MAX_SAMPLE))
+    throw new UsageError(
+      `--sample ${truncate(text, 40)}: expected a whole number of node rows from 0 to ${MAX_SAMPLE} ` +
+        `(default ${DEFAULT_SAMPLE})`,
+    );
+  return n;
 }
 
 /** 60d, 1440h, 90m: simulate's --duration (Go durations, plus whole days, which Go's grammar lacks). */
@@ -166,11 +186,18 @@ async function runWhatIf(
     baseline?: boolean;
     duration?: string;
     now?: string;
+    sample?: string;
+    pool?: string;
   },
   io: Io,
 ): Promise<number> {
   if (values.baseline) throw new UsageError('--baseline is for a scenario file; --from-cluster compares policies');
-  const output = oneOf('-o', values.output, ['table', 'json']);
+  const output = oneOf('-o', values.output, ['table', 'json', 'html']);
+  if (values.pool !== undefined && output !== 'html') throw new UsageError('--pool is for -o html');
+  // Only the chosen pool is drawn node by node, so a sample without a pool would be silently ignored.
+  if (values.sample !== undefined && values.pool === undefined)
+    throw new UsageError('--sample with --from-cluster sets the rows of the --pool NAME pool; give --pool too');
+  const sample = parseSample(values.sample);
   const duration = parseSimDuration(values.duration ?? '60d');
   const now = parseNow(values.now, io.now);
   const cluster = await readCluster(await clusterConfig(values, io.env ?? process.env));
@@ -181,15 +208,37 @@ async function runWhatIf(
   if (problems.lines.length === 0 && after.nodePools.length === 0)
     problems.lines.push(`no NodePools (karpenter.sh/v1) in ${cluster.source}`);
   if (problems.lines.length > 0) return reportInvalid(io, problems);
-  let pools: PoolWhatIf[];
+  if (values.pool !== undefined && !after.nodePools.some((p) => p.metadata.name === values.pool))
+    return reportInvalid(io, {
+      lines: [
+        `--pool ${truncate(values.pool, 60)}: no such NodePool in ${cluster.source}; the NodePools: ` +
+          truncate(
+            after.nodePools
+              .map((p) => p.metadata.name)
+              .sort()
+              .join(', '),
+            400,
+          ),
+      ],
+      omitted: 0,
+    });
+  let runs: PoolRuns[];
   try {
-    pools = whatIf(before, after, now, duration);
+    runs = whatIfRuns(before, after, now, duration);
   } catch (err) {
     if (!(err instanceof SimulationLimitError)) throw err;
     return reportInvalid(io, { lines: [`${cluster.source}: ${err.message}`], omitted: 0 });
   }
+  const pools: PoolWhatIf[] = runs.map(({ runs: _runs, ...p }) => p);
   const report = { now: rfc3339(now), duration: formatHuman(duration), nodePools: pools };
-  io.stdout.write(output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : whatIfTable(pools, report));
+  if (output === 'html')
+    io.stdout.write(
+      renderWhatIfHtml(
+        { ...report, durationSeconds: duration, nodePools: runs },
+        { sample, ...(values.pool !== undefined ? { pool: values.pool } : {}) },
+      ),
+    );
+  else io.stdout.write(output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : whatIfTable(pools, report));
   return EXIT_OK;
 }
 

@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Scenario } from '../generated/api-types.js';
 import { DAYS } from '../schedule/windows.js';
-import { renderHtml } from './html.js';
 import { simulate } from './simulate.js';
 
 const WED_SAT = [{ timezone: 'Asia/Tokyo', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' }];
@@ -135,16 +134,5 @@ describe('property: the engine keeps its promises under random schedules', () =>
       ),
       { numRuns: 25 },
     );
-  });
-});
-
-describe('the HTML report', () => {
-  it('is one self-contained page with the windows shaded and a row per node', () => {
-    const r = simulate(scenario({ count: 5, duration: '400h' }));
-    const html = renderHtml(r);
-    expect(html).toMatch(/^<!doctype html>/);
-    expect(html).not.toMatch(/<script|<link|src="http|href="http/);
-    expect(html.match(/<title>window /g)).toHaveLength(r.windows.length);
-    for (const n of r.timeline) expect(html).toContain(`>${n.node}</text>`);
   });
 });

@@ -36,8 +36,18 @@ export interface PoolWhatIf {
   firstChange: string | null;
 }
 
+/** A pool's comparison and the two runs behind it (null: no claims, nothing simulated), for the picture. */
+export interface PoolRuns extends PoolWhatIf {
+  runs: { before: SimulationResult | null; after: SimulationResult | null };
+}
+
 /** Every NodePool of `after`, simulated under both sides from `now` for `durationSeconds`, in name order. */
 export function whatIf(before: Side, after: Side, now: number, durationSeconds: number): PoolWhatIf[] {
+  return whatIfRuns(before, after, now, durationSeconds).map(({ runs: _runs, ...p }) => p);
+}
+
+/** whatIf with each side's simulation kept (the HTML report draws them). */
+export function whatIfRuns(before: Side, after: Side, now: number, durationSeconds: number): PoolRuns[] {
   const pools = [...after.nodePools].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
   const beforePolicies = effectivePolicies(before);
   const afterPolicies = effectivePolicies(after);
@@ -47,7 +57,13 @@ export function whatIf(before: Side, after: Side, now: number, durationSeconds: 
     const claims = after.nodeClaims.filter((c) => nodePoolOf(c) === name && !c.metadata.deletionTimestamp);
     const a = run(oldPool, claims, beforePolicies, now, durationSeconds);
     const b = run(pool, claims, afterPolicies, now, durationSeconds);
-    return { nodePool: name, before: a.summary, after: b.summary, firstChange: firstChange(a.result, b.result) };
+    return {
+      nodePool: name,
+      before: a.summary,
+      after: b.summary,
+      firstChange: firstChange(a.result, b.result),
+      runs: { before: a.result, after: b.result },
+    };
   });
 }
 
