@@ -7,6 +7,7 @@
 // a plan deleted from Git is pruned, with its policies. Syncs are requested with the
 // reconcile.fluxcd.io/requestedAt annotation, never waited for on an interval.
 import { readFileSync } from 'node:fs';
+import type { CoreV1Event } from '@kubernetes/client-node';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
@@ -47,7 +48,7 @@ const condition = (o: Obj | undefined, type: string): Condition | undefined =>
 const exampleDoc = (file: string): Obj => parse(readFileSync(join(EXAMPLES, 'flux', file), 'utf8')) as Obj;
 
 /** The fleet's plan: only the test's NodePool, an always-open window, every node past its threshold at once. */
-function planYaml(surge: Record<string, string>, start = '00:00'): string {
+function planYaml({ surge = {}, start = '00:00', ageThreshold = '1s' } = {}): string {
   return stringify({
     apiVersion: 'noderotation.io/v1alpha1',
     kind: 'MaintenancePlan',
@@ -58,7 +59,7 @@ function planYaml(surge: Record<string, string>, start = '00:00'): string {
         maintenanceWindows: [
           { timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start, end: '00:00' },
         ],
-        ageThreshold: '1s',
+        ageThreshold,
         // cooldownAfter keeps it to one rotation.
         surge: { readyTimeout: '5m', cooldownAfter: '30m', ...surge },
       },
@@ -107,6 +108,13 @@ describe('Flux syncs a fleet repository; Crossplane composes its plan; the contr
     ]);
   }
 
+  /** The events on the plans' Kustomization about one commit (Flux annotates each with its revision). */
+  async function revisionEvents(sha: string): Promise<CoreV1Event[]> {
+    return (await kube.events({ kind: 'Kustomization', name: PLANS, namespace: flux.namespace })).filter(
+      (e) => e.metadata.annotations?.['kustomize.toolkit.fluxcd.io/revision'] === `main@sha1:${sha}`,
+    );
+  }
+
   beforeAll(async () => {
     // Crossplane and Flux start side by side (separate processes) while the NodePool gets its node, before the
     // plan that governs it exists.
@@ -134,7 +142,7 @@ describe('Flux syncs a fleet repository; Crossplane composes its plan; the contr
     }
     // Git keeps no empty directory: the note keeps plans/ in the tree when the last plan is removed.
     fleet.write('plans/README.md', 'One MaintenancePlan per file.\n');
-    fleet.write(PLAN_FILE, planYaml({}));
+    fleet.write(PLAN_FILE, planYaml());
     const first = fleet.push('node rotation: platform and the e2e plan');
 
     const source = exampleDoc('gitrepository.yaml');
@@ -229,7 +237,7 @@ describe('Flux syncs a fleet repository; Crossplane composes its plan; the contr
   });
 
   it('a push that changes the plan reaches the RotationPolicies', async () => {
-    fleet.write(PLAN_FILE, planYaml({ readyTimeout: '7m' }));
+    fleet.write(PLAN_FILE, planYaml({ surge: { readyTimeout: '7m' } }));
     revision = fleet.push('e2e plan: readyTimeout 7m');
     requestSync();
     await waitFor(
@@ -239,21 +247,35 @@ describe('Flux syncs a fleet repository; Crossplane composes its plan; the contr
     );
   });
 
+  // The plans' `failed` expression (Synced=False) ends the health check at once rather than after `timeout`.
+  // Flux's message names only the object; the field is in the plan's own condition, where the user looks next.
+  it('a plan Crossplane cannot compose fails the health check at once, the field named on the plan', async () => {
+    const before = planPolicies().map((p) => JSON.stringify(p.spec));
+    fleet.write(PLAN_FILE, planYaml({ surge: { readyTimeout: '7m' }, ageThreshold: '720h' }));
+    const infeasible = fleet.push('e2e plan: ageThreshold 720h, as long as expireAfter');
+    requestSync();
+    const event = await waitFor(
+      'a HealthCheckFailed event about the infeasible revision',
+      async () => (await revisionEvents(infeasible)).find((e) => e.reason === 'HealthCheckFailed'),
+      { timeoutMs: 60_000, describe: describeState },
+    );
+    expect(event.message).toContain(`MaintenancePlan/${PLAN} status: 'Failed'`);
+    const synced = condition(getJson<Obj>(['get', 'maintenanceplan', PLAN]), 'Synced');
+    expect(synced?.status).toBe('False');
+    expect(synced?.message).toContain('spec.defaults.ageThreshold: ageThreshold 30d leaves 0 guaranteed windows');
+    // Crossplane applies nothing from a FATAL answer.
+    expect(planPolicies().map((p) => JSON.stringify(p.spec))).toEqual(before);
+  });
+
   it('a plan the apiserver rejects fails the sync with an event naming the field, and changes nothing', async () => {
     const before = planPolicies().map((p) => JSON.stringify(p.spec));
-    fleet.write(PLAN_FILE, planYaml({ readyTimeout: '9m' }, '24:30'));
+    fleet.write(PLAN_FILE, planYaml({ surge: { readyTimeout: '9m' }, start: '24:30' }));
     const broken = fleet.push('e2e plan: a window starting at 24:30');
     requestSync();
-    // An event, not a polled Ready: the condition is rewritten by every retry. Flux marks each event with the
-    // revision it was about.
+    // An event, not a polled Ready: the condition is rewritten by every retry.
     const event = await waitFor(
       'a Warning event on the plans’ Kustomization about the broken revision',
-      async () =>
-        (await kube.events({ kind: 'Kustomization', name: PLANS, namespace: flux.namespace })).find(
-          (e) =>
-            e.type === 'Warning' &&
-            e.metadata.annotations?.['kustomize.toolkit.fluxcd.io/revision'] === `main@sha1:${broken}`,
-        ),
+      async () => (await revisionEvents(broken)).find((e) => e.type === 'Warning'),
       { timeoutMs: 60_000, describe: describeState },
     );
     expect(event.reason).toBe('ReconciliationFailed');
