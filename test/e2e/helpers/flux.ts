@@ -1,10 +1,10 @@
 // Flux beside the e2e cluster (`cluster.sh flux up|down`, test/e2e/cluster/flux.sh) and a fleet repository on
 // its Git server: started by the Flux GitOps test and stopped after it, so no other test sees it running.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { clusterScript, logTails, repoRoot } from './cluster.js';
+import { clusterScript, logTails, readEnvFile, repoRoot } from './cluster.js';
 
 export interface FluxEnv {
   namespace: string;
@@ -28,22 +28,6 @@ export function clusterAsync(...args: string[]): Promise<string> {
       else reject(new Error(`cluster.sh ${args.join(' ')} failed (exit ${String(code)})\n${logTails()}`));
     });
   });
-}
-
-/** The KEY=VALUE file `up` writes. */
-export function readEnvFile(file: string): (key: string) => string {
-  const vars = new Map(
-    readFileSync(file, 'utf8')
-      .split('\n')
-      .map((l) => /^([A-Z_]+)=(.*)$/.exec(l))
-      .filter((m) => m !== null)
-      .map((m) => [m[1], m[2]] as const),
-  );
-  return (k) => {
-    const v = vars.get(k);
-    if (v === undefined) throw new Error(`${file} has no ${k}`);
-    return v;
-  };
 }
 
 /** `cluster.sh flux up`: source-controller, kustomize-controller and the Git server. */
