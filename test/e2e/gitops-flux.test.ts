@@ -108,10 +108,22 @@ describe('Flux syncs a fleet repository; Crossplane composes its plan; the contr
     ]);
   }
 
-  /** The events on the plans' Kustomization about one commit (Flux annotates each with its revision). */
-  async function revisionEvents(sha: string): Promise<CoreV1Event[]> {
-    return (await kube.events({ kind: 'Kustomization', name: PLANS, namespace: flux.namespace })).filter(
-      (e) => e.metadata.annotations?.['kustomize.toolkit.fluxcd.io/revision'] === `main@sha1:${sha}`,
+  /**
+   * Pushes `plan` as the commit `message`, asks for a sync, and returns the first event on the plans'
+   * Kustomization about that commit (Flux annotates each with its revision) that `match`es. An event, not a
+   * polled Ready: the condition is rewritten by every retry.
+   */
+  async function pushForEvent(message: string, plan: string, match: (e: CoreV1Event) => boolean) {
+    fleet.write(PLAN_FILE, plan);
+    const sha = fleet.push(message);
+    requestSync();
+    return waitFor(
+      `an event on Kustomization ${PLANS} about “${message}”`,
+      async () =>
+        (await kube.events({ kind: 'Kustomization', name: PLANS, namespace: flux.namespace })).find(
+          (e) => e.metadata.annotations?.['kustomize.toolkit.fluxcd.io/revision'] === `main@sha1:${sha}` && match(e),
+        ),
+      { timeoutMs: 60_000, describe: describeState },
     );
   }
 
@@ -131,7 +143,6 @@ describe('Flux syncs a fleet repository; Crossplane composes its plan; the contr
     // controls), as when a cluster moves from the plain CRD to Crossplane. Deleting it first would leave the
     // kind unserved for a moment, and Kubernetes' garbage collector, should its 30 s discovery resync fall in
     // that moment, would then delete the plan's policies only after a backoff of up to a minute.
-
     fleet = new FleetRepo(flux, 'fleet');
     fleet.write(
       'platform/noderotation.io_rotationpolicies.yaml',
@@ -164,8 +175,9 @@ describe('Flux syncs a fleet repository; Crossplane composes its plan; the contr
     identity?.cleanup();
     // The NodePool and its namespace go while Flux prunes (Karpenter drains in the background).
     if (pool) await kube.deleteNodePool(pool);
-    // Deleting the Kustomizations prunes what they applied (prune: true): the plan first (Crossplane deletes
-    // its policies), then the platform (the XRD, while Crossplane still runs to remove its finalizers).
+    // Deleting the Kustomizations prunes what they applied (prune: true): the plans first (if one is left, the
+    // garbage collector deletes its policies), then the platform (the XRD, while Crossplane still runs to remove
+    // its finalizers).
     if (flux) {
       for (const k of [PLANS, PLATFORM]) {
         kubectl([
@@ -251,13 +263,10 @@ describe('Flux syncs a fleet repository; Crossplane composes its plan; the contr
   // Flux's message names only the object; the field is in the plan's own condition, where the user looks next.
   it('a plan Crossplane cannot compose fails the health check at once, the field named on the plan', async () => {
     const before = planPolicies().map((p) => JSON.stringify(p.spec));
-    fleet.write(PLAN_FILE, planYaml({ surge: { readyTimeout: '7m' }, ageThreshold: '720h' }));
-    const infeasible = fleet.push('e2e plan: ageThreshold 720h, as long as expireAfter');
-    requestSync();
-    const event = await waitFor(
-      'a HealthCheckFailed event about the infeasible revision',
-      async () => (await revisionEvents(infeasible)).find((e) => e.reason === 'HealthCheckFailed'),
-      { timeoutMs: 60_000, describe: describeState },
+    const event = await pushForEvent(
+      'e2e plan: ageThreshold 720h, as long as expireAfter',
+      planYaml({ surge: { readyTimeout: '7m' }, ageThreshold: '720h' }),
+      (e) => e.reason === 'HealthCheckFailed',
     );
     expect(event.message).toContain(`MaintenancePlan/${PLAN} status: 'Failed'`);
     const synced = condition(getJson<Obj>(['get', 'maintenanceplan', PLAN]), 'Synced');
@@ -269,14 +278,10 @@ describe('Flux syncs a fleet repository; Crossplane composes its plan; the contr
 
   it('a plan the apiserver rejects fails the sync with an event naming the field, and changes nothing', async () => {
     const before = planPolicies().map((p) => JSON.stringify(p.spec));
-    fleet.write(PLAN_FILE, planYaml({ surge: { readyTimeout: '9m' }, start: '24:30' }));
-    const broken = fleet.push('e2e plan: a window starting at 24:30');
-    requestSync();
-    // An event, not a polled Ready: the condition is rewritten by every retry.
-    const event = await waitFor(
-      'a Warning event on the plans’ Kustomization about the broken revision',
-      async () => (await revisionEvents(broken)).find((e) => e.type === 'Warning'),
-      { timeoutMs: 60_000, describe: describeState },
+    const event = await pushForEvent(
+      'e2e plan: a window starting at 24:30',
+      planYaml({ surge: { readyTimeout: '9m' }, start: '24:30' }),
+      (e) => e.type === 'Warning',
     );
     expect(event.reason).toBe('ReconciliationFailed');
     expect(event.message).toContain('spec.defaults.maintenanceWindows[0].start: Invalid value: "24:30"');
