@@ -3,8 +3,9 @@
 // with examples/flux/, Crossplane core (`cluster.sh crossplane up`) composing the plan's RotationPolicies
 // through our function, and the controller rotating a node of a KWOK pool inside the plan's (always open)
 // window. Along the way: the plans' Kustomization is Ready only once the plan is; a push that changes the
-// plan reaches the policies; a plan the apiserver rejects fails the sync with the field named (in an event);
-// a plan deleted from Git is pruned, with its policies. Syncs are requested with the
+// plan reaches the policies; a plan Crossplane cannot compose fails the health check at once (an event; the
+// field on the plan's Synced condition); a plan the apiserver rejects fails the sync with the field named (an
+// event); a plan deleted from Git is pruned, with its policies. Syncs are requested with the
 // reconcile.fluxcd.io/requestedAt annotation, never waited for on an interval.
 import { readFileSync } from 'node:fs';
 import type { CoreV1Event } from '@kubernetes/client-node';
