@@ -1,6 +1,7 @@
 // Every Kubernetes manifest under examples/ is accepted by a real apiserver with the real CRDs: Karpenter's
 // (installed by cluster.sh), ours (deploy/crds), Crossplane's (from the Crossplane module cluster.sh builds the
-// CLI from) and Argo CD's Application (from the argo-cd module, for examples/argocd). Server-side dry-run with
+// CLI from), Argo CD's Application (from the argo-cd module, for examples/argocd) and Flux's GitRepository and
+// Kustomization (kept beside the controllers cluster.sh builds, for examples/flux). Server-side dry-run with
 // strict field validation, one document at a time, so a failure names the file, the document and the object,
 // and nothing is created.
 import { spawnSync } from 'node:child_process';
@@ -9,7 +10,7 @@ import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { readClusterEnv, repoRoot } from './helpers/cluster.js';
-import { argocdCrdsDir } from './helpers/crds.js';
+import { argocdCrdsDir, fluxCrdsDirs } from './helpers/crds.js';
 import { waitFor } from './helpers/k8s.js';
 
 const env = readClusterEnv();
@@ -80,6 +81,18 @@ const docs = yamlFiles(EXAMPLES).flatMap(documents);
 const ARGOCD_CRD = join(argocdCrdsDir(), 'application-crd.yaml');
 /** The namespace the Argo CD examples live in; created for the dry-run and removed after it. */
 const ARGOCD_NAMESPACE = 'argocd';
+/** Flux's CRDs for examples/flux, and the namespace those examples live in (created and removed likewise). */
+const FLUX_CRDS = {
+  'gitrepositories.source.toolkit.fluxcd.io': join(
+    fluxCrdsDirs().source,
+    'source.toolkit.fluxcd.io_gitrepositories.yaml',
+  ),
+  'kustomizations.kustomize.toolkit.fluxcd.io': join(
+    fluxCrdsDirs().kustomize,
+    'kustomize.toolkit.fluxcd.io_kustomizations.yaml',
+  ),
+};
+const FLUX_NAMESPACE = 'flux-system';
 
 async function established(crd: string): Promise<void> {
   await waitFor(
@@ -108,22 +121,35 @@ describe('every example manifest on a real apiserver (server-side dry-run)', () 
     expect(crossplane.code, crossplane.err).toBe(0);
     const argocd = kubectl(['apply', '--server-side', '-f', ARGOCD_CRD]);
     expect(argocd.code, argocd.err).toBe(0);
-    const ns = kubectl(['create', 'namespace', ARGOCD_NAMESPACE]);
-    expect(ns.code === 0 || ns.err.includes('AlreadyExists'), ns.err).toBe(true);
+    const flux = kubectl(['apply', '--server-side', ...Object.values(FLUX_CRDS).flatMap((f) => ['-f', f])]);
+    expect(flux.code, flux.err).toBe(0);
+    for (const name of [ARGOCD_NAMESPACE, FLUX_NAMESPACE]) {
+      const ns = kubectl(['create', 'namespace', name]);
+      expect(ns.code === 0 || ns.err.includes('AlreadyExists'), ns.err).toBe(true);
+    }
     for (const crd of [
       'rotationpolicies.noderotation.io',
       'maintenanceplans.noderotation.io',
       ...CROSSPLANE_CRDS.map(crdName),
       'applications.argoproj.io',
+      ...Object.keys(FLUX_CRDS),
     ]) {
       await established(crd);
     }
   });
 
   afterAll(() => {
-    // Nothing else in the suite uses Crossplane's CRDs; ours stay, as crds.test.ts leaves them.
-    kubectl(['delete', 'crd', '--ignore-not-found', ...CROSSPLANE_CRDS.map(crdName), 'applications.argoproj.io']);
-    kubectl(['delete', 'namespace', '--ignore-not-found', '--wait=false', ARGOCD_NAMESPACE]);
+    // Nothing else in the suite uses Crossplane's or Flux's CRDs (gitops-flux.test.ts applies them again through
+    // `cluster.sh flux up`); ours stay, as crds.test.ts leaves them.
+    kubectl([
+      'delete',
+      'crd',
+      '--ignore-not-found',
+      ...CROSSPLANE_CRDS.map(crdName),
+      'applications.argoproj.io',
+      ...Object.keys(FLUX_CRDS),
+    ]);
+    kubectl(['delete', 'namespace', '--ignore-not-found', '--wait=false', ARGOCD_NAMESPACE, FLUX_NAMESPACE]);
   });
 
   it('finds the examples, and every excluded directory still exists', () => {

@@ -1,7 +1,7 @@
 // Every example as a user's editor and CI see it (issue 11, item 4): each file names its JSON Schema in a
 // yaml-language-server modeline, and that schema is the one for the file's kind and version; every file passes
 // kubeconform -strict against our published schemas and schemas made from the CRDs the cluster really serves
-// (Karpenter's, Crossplane's, Argo CD's, in the CRDs-catalog layout the modelines point at); and a broken
+// (Karpenter's, Crossplane's, Argo CD's, Flux's, in the CRDs-catalog layout the modelines point at); and a broken
 // example is rejected, by kubeconform and by the apiserver, with a message that names the field. The Argo CD
 // Config Management Plugin's command is run as the repo server would run it. (examples.test.ts dry-runs every
 // example against the apiserver.)
@@ -12,7 +12,7 @@ import { dirname, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { cachedTool, readClusterEnv, repoRoot } from './helpers/cluster.js';
-import { argocdCrdsDir, karpenterCrdsDir } from './helpers/crds.js';
+import { argocdCrdsDir, fluxCrdsDirs, karpenterCrdsDir } from './helpers/crds.js';
 import { crdSchemas } from '../install/kube-schemas.js';
 
 const env = readClusterEnv();
@@ -24,7 +24,7 @@ const CORE_KINDS = ['ConfigMap', 'ClusterRole'];
 const CATALOG = 'https://raw.githubusercontent.com/datreeio/CRDs-catalog/main/';
 const K8S_SCHEMAS = `https://raw.githubusercontent.com/yannh/kubernetes-json-schema/master/${env.versions.k8s}-standalone-strict/`;
 
-const CRD_DIRS = [karpenterCrdsDir(env), env.crossplaneCrds, argocdCrdsDir()];
+const CRD_DIRS = [karpenterCrdsDir(env), env.crossplaneCrds, argocdCrdsDir(), ...Object.values(fluxCrdsDirs())];
 
 function exampleFiles(dir = EXAMPLES): string[] {
   return readdirSync(dir, { withFileTypes: true })

@@ -7,7 +7,8 @@
 # docs/cluster.md for versions, measured costs and troubleshooting.
 #
 #   cluster.sh build    build (or reuse) every binary in the cache; `build crossplane` (etcd, kubernetes,
-#                       kwok, karpenter, crossplane, kubeconform) builds only the ones named
+#                       kwok, karpenter, crossplane, kubeconform, argocd-crds, flux; crossplane-core on
+#                       request) builds only the ones named
 #   cluster.sh up       build if needed, start everything on 127.0.0.1, print the kubeconfig path
 #   cluster.sh status   per-component running/dead, and the kubeconfig path
 #   cluster.sh down     stop every component by its recorded PID, remove the run directory
@@ -15,6 +16,9 @@
 #   cluster.sh crossplane up|down|status
 #                       real Crossplane core, a local OCI registry and our function beside a running cluster
 #                       (crossplane-core.sh; started only by the tests that need it; down stops it with the rest)
+#   cluster.sh flux up|down|status
+#                       Flux's source-controller and kustomize-controller and a local Git server beside a running
+#                       cluster (flux.sh; started only by the test that needs it; down stops it with the rest)
 #
 # Environment:
 #   NODEROTATION_CACHE      binary cache (default ${XDG_CACHE_HOME:-$HOME/.cache}/noderotation),
@@ -73,6 +77,8 @@ crossplane_version="$(module_version crossplane github.com/crossplane/crossplane
 ggcr_version="$(module_version crossplane github.com/google/go-containerregistry)"
 kubeconform_version="$(sed -n 's/^KUBECONFORM_VERSION=//p' "${here}/versions.env")"
 argocd_version="$(sed -n 's/^ARGOCD_VERSION=//p' "${here}/versions.env")"
+source_controller_version="$(module_version flux-source-controller github.com/fluxcd/source-controller)"
+kustomize_controller_version="$(module_version flux-kustomize-controller github.com/fluxcd/kustomize-controller)"
 
 # <binary> -> its version, cached path
 component_version() {
@@ -83,6 +89,8 @@ component_version() {
     karpenter-kwok) echo "${karpenter_version}" ;;
     crossplane | crossplane-core) echo "${crossplane_version}" ;;
     oci-registry) echo "${ggcr_version}" ;;
+    source-controller) echo "${source_controller_version}" ;;
+    kustomize-controller) echo "${kustomize_controller_version}" ;;
     *) die "unknown component $1" ;;
   esac
 }
@@ -218,6 +226,26 @@ build_crossplane_core() {
   go_build oci-registry crossplane github.com/google/go-containerregistry/cmd/registry ""
 }
 
+# Flux's source-controller and kustomize-controller for the Flux GitOps test (test/e2e/cluster/flux.sh), each
+# from its own wrapper module, with its CRDs (the module's config/crd/bases) kept beside the binary. Upstream
+# sets no version variable at link time. Built with the rest (`cluster.sh build`, which `up` runs when anything
+# is missing), because the examples' tests need the CRDs and the Flux test has no time for a cold build.
+build_flux() {
+  local c dir src
+  for c in source-controller kustomize-controller; do
+    go_build "${c}" "flux-${c}" "github.com/fluxcd/${c}" ""
+    dir="$(artifact_dir "${c}")"
+    if [[ ! -d "${dir}/crds" ]]; then
+      src="$(module_dir "flux-${c}" "github.com/fluxcd/${c}")"
+      rm -rf "${dir}/crds.tmp"
+      mkdir -p "${dir}/crds.tmp"
+      cp "${src}"/config/crd/bases/*.yaml "${dir}/crds.tmp/"
+      chmod u+w "${dir}"/crds.tmp/*.yaml
+      mv "${dir}/crds.tmp" "${dir}/crds"
+    fi
+  done
+}
+
 # kubeconform checks our published schemas the way users run it (test/e2e/kubeconform.test.ts). It has no
 # replace directives, and its go.sum pins its dependencies.
 build_kubeconform() {
@@ -257,12 +285,14 @@ all_built() {
   [[ -s "$(artifact_dir kwok)/stages.yaml" && -d "$(artifact_dir karpenter-kwok)/crds" ]] \
     && [[ -x "$(binary_path crossplane)" && -d "$(artifact_dir crossplane)/crds" ]] \
     && [[ -x "${bin_root}/kubeconform-${kubeconform_version}/kubeconform" ]] \
-    && [[ -s "${bin_root}/argocd-crds-${argocd_version}/application-crd.yaml" ]]
+    && [[ -s "${bin_root}/argocd-crds-${argocd_version}/application-crd.yaml" ]] \
+    && [[ -x "$(binary_path source-controller)" && -d "$(artifact_dir source-controller)/crds" ]] \
+    && [[ -x "$(binary_path kustomize-controller)" && -d "$(artifact_dir kustomize-controller)/crds" ]]
 }
 
 cmd_build() {
   command -v go >/dev/null || die "go is not on PATH (needed to build the cluster binaries)"
-  local all=(etcd kubernetes kwok karpenter crossplane kubeconform argocd-crds) c
+  local all=(etcd kubernetes kwok karpenter crossplane kubeconform argocd-crds flux) c
   (($# > 0)) || set -- "${all[@]}"
   for c in "$@"; do
     [[ " ${all[*]} crossplane-core " == *" ${c} "* ]] ||
@@ -274,7 +304,7 @@ cmd_build() {
   done
   log "binaries in ${bin_root}"
   local b
-  for b in etcd kube-apiserver kubectl kwok karpenter-kwok crossplane; do
+  for b in etcd kube-apiserver kubectl kwok karpenter-kwok crossplane source-controller kustomize-controller; do
     if [[ -x "$(binary_path "${b}")" ]]; then log "  $(binary_path "${b}")"; fi
   done
 }
@@ -679,7 +709,9 @@ cmd_up() {
 
 cmd_down() {
   local i
-  # Crossplane (cluster.sh crossplane up) first: it talks to the apiserver.
+  # Flux and Crossplane (cluster.sh flux|crossplane up) first: they talk to the apiserver. Flux before
+  # Crossplane: pruning what Flux applied may need Crossplane to remove its finalizers.
+  cmd_flux_down
   cmd_crossplane_down
   for ((i = ${#components[@]} - 1; i >= 0; i--)); do
     stop_component "${components[i]}"
@@ -724,6 +756,8 @@ cmd_status() {
 
 # shellcheck source=crossplane-core.sh
 source "${here}/crossplane-core.sh"
+# shellcheck source=flux.sh
+source "${here}/flux.sh"
 
 case "${1:-}" in
   build)
@@ -745,8 +779,19 @@ case "${1:-}" in
         ;;
     esac
     ;;
+  flux)
+    case "${2:-}" in
+      up) cmd_flux_up ;;
+      down) cmd_flux_down ;;
+      status) cmd_flux_status ;;
+      *)
+        echo "usage: $0 flux up|down|status" >&2
+        exit 2
+        ;;
+    esac
+    ;;
   *)
-    echo "usage: $0 build [component...]|up|down|status|env|crossplane up|down|status" >&2
+    echo "usage: $0 build [component...]|up|down|status|env|crossplane up|down|status|flux up|down|status" >&2
     exit 2
     ;;
 esac

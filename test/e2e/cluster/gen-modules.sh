@@ -6,7 +6,7 @@
 # its own go.sum: builds are reproducible and need nothing but the Go module proxy.
 #
 # Only needed when a version in versions.env changes; the generated files are committed.
-# Usage: bash test/e2e/cluster/gen-modules.sh [kubernetes|etcd|kwok|karpenter|crossplane]...
+# Usage: bash test/e2e/cluster/gen-modules.sh [kubernetes|etcd|kwok|karpenter|crossplane|flux]...
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -43,7 +43,25 @@ write_module() {
   for pkg in "$@"; do
     (cd "${dir}" && go mod edit -tool="${pkg}")
   done
-  (cd "${dir}" && go mod tidy)
+  (cd "${dir}" && go mod tidy ${TIDY_FLAGS:-})
+}
+
+# Upstream's own `replace` lines that point at another module version (a dependency's replace directives are
+# ignored, so a wrapper must repeat them to build what upstream builds), without those to local directories
+# (`=> ./api`: the published api module at the required version is the same code).
+upstream_replaces() { # <module@version>
+  local gomod
+  gomod="$(upstream_gomod "$1")"
+  echo
+  echo "// Upstream's replace directives (generated from $1 go.mod)."
+  echo "replace ("
+  awk '
+    /^replace \($/ { block = 1; next }
+    block && /^\)/ { block = 0; next }
+    block && $2 == "=>" && $3 !~ /^\./ { print "\t" $1 " => " $3 " " $4 }
+    /^replace [^(]/ && $3 == "=>" && $4 !~ /^\./ { print "\t" $2 " => " $4 " " $5 }
+  ' "${gomod}"
+  echo ")"
 }
 
 gen_kubernetes() {
@@ -89,6 +107,18 @@ gen_crossplane() {
     github.com/crossplane/crossplane/v2/cmd/crank \
     github.com/crossplane/crossplane/v2/cmd/crossplane \
     github.com/google/go-containerregistry/cmd/registry
+}
+
+# Flux's source-controller and kustomize-controller for the Flux GitOps test (test/e2e/cluster/flux.sh), one
+# wrapper module each: their dependency graphs differ (kustomize pins), and one module would pick the higher of
+# each shared dependency, building something upstream never built. `tidy -e`: a test-only dependency of
+# source-controller (helmtestserver) fails its checksum lookup here, and nothing built needs it.
+gen_flux() {
+  local c
+  for c in source-controller kustomize-controller; do
+    TIDY_FLAGS=-e write_module "${here}/modules/flux-${c}" "github.com/fluxcd/${c}@${FLUX_CONTROLLERS_VERSION}" \
+      "$(upstream_replaces "github.com/fluxcd/${c}@${FLUX_CONTROLLERS_VERSION}")"$'\n' "github.com/fluxcd/${c}"
+  done
 }
 
 components=("$@")

@@ -67,6 +67,22 @@ export function readClusterEnv(dir = runDir()): ClusterEnv {
   };
 }
 
+/** A KEY=VALUE file a `cluster.sh … up` writes (`crossplane up`, `flux up`): a getter that names a missing key. */
+export function readEnvFile(file: string): (key: string) => string {
+  const vars = new Map(
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .map((l) => /^([A-Z_]+)=(.*)$/.exec(l))
+      .filter((m) => m !== null)
+      .map((m) => [m[1], m[2]] as const),
+  );
+  return (k) => {
+    const v = vars.get(k);
+    if (v === undefined) throw new Error(`${file} has no ${k}`);
+    return v;
+  };
+}
+
 function runScript(subcommand: string): { status: number | null; stdout: string } {
   // stderr (progress, build output) goes straight to the terminal; stdout carries the result.
   const r = spawnSync('bash', [clusterScript, subcommand], {

@@ -1,5 +1,5 @@
 // Third-party CRDs that cluster.sh keeps beside the binaries it builds (its cache, `<cache>/bin/`): what the
-// example tests validate Argo CD's, Karpenter's and Crossplane's kinds against.
+// example tests validate Argo CD's, Karpenter's, Crossplane's and Flux's kinds against.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { cachedTool, repoRoot, type ClusterEnv } from './cluster.js';
@@ -22,3 +22,9 @@ export const argocdCrdsDir = (): string => join(binRoot(), `argocd-crds-${pinned
 /** Karpenter's CRDs as cluster.sh installs them. */
 export const karpenterCrdsDir = (env: ClusterEnv): string =>
   join(binRoot(), `karpenter-kwok-${env.versions.karpenter}`, 'crds');
+
+/** Flux's CRDs, kept beside source-controller and kustomize-controller: `cluster.sh build flux`. */
+export function fluxCrdsDirs(): { source: string; kustomize: string } {
+  const dir = (c: string): string => join(binRoot(), `${c}-${pinnedVersion('FLUX_CONTROLLERS_VERSION')}`, 'crds');
+  return { source: dir('source-controller'), kustomize: dir('kustomize-controller') };
+}

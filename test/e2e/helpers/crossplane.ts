@@ -1,8 +1,7 @@
 // Real Crossplane core beside the e2e cluster (`cluster.sh crossplane up|down`, test/e2e/cluster/crossplane-core.sh):
 // started by the GitOps tests that need it and stopped after them, so no other test sees it running.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { clusterScript, logTails, repoRoot } from './cluster.js';
+import { clusterScript, logTails, readEnvFile, repoRoot } from './cluster.js';
 
 export interface CrossplaneEnv {
   /** The Function object `up` installed, pointing at the package it pushed to the local registry. */
@@ -25,18 +24,7 @@ function crossplaneScript(subcommand: 'up' | 'down'): { status: number | null; s
 export function crossplaneUp(): CrossplaneEnv {
   const r = crossplaneScript('up');
   if (r.status !== 0) throw new Error(`cluster.sh crossplane up failed (exit ${String(r.status)})\n${logTails()}`);
-  const vars = new Map(
-    readFileSync(r.stdout.trim(), 'utf8')
-      .split('\n')
-      .map((l) => /^([A-Z_]+)=(.*)$/.exec(l))
-      .filter((m) => m !== null)
-      .map((m) => [m[1], m[2]] as const),
-  );
-  const get = (k: string): string => {
-    const v = vars.get(k);
-    if (v === undefined) throw new Error(`${r.stdout.trim()} has no ${k}`);
-    return v;
-  };
+  const get = readEnvFile(r.stdout.trim());
   return {
     functionName: get('FUNCTION_NAME'),
     functionPackage: get('FUNCTION_PACKAGE'),
