@@ -142,7 +142,15 @@ function nodeClaim(pool: string, poolUid: string, name: string, launched: Record
       // As Karpenter's own claims: deleting the NodePool deletes them.
       ownerReferences: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name: pool, uid: poolUid }],
     },
-    spec: { expireAfter: '720h', requirements: requirements(pool), nodeClassRef },
+    spec: {
+      expireAfter: '720h',
+      requirements: requirements(pool),
+      nodeClassRef,
+      // As Karpenter's provisioner writes on every claim it makes (its Pods' requests). Without it, a client that
+      // round-trips the claim through Karpenter's Go types sends `resources: {}` back, which the CRD's
+      // immutable-spec rule rejects: the reference's NodeClaim updates failed with 422 "spec is immutable".
+      resources: { requests: { cpu: '100m', memory: '160Mi', pods: '10' } },
+    },
   };
 }
 
