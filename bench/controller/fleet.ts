@@ -1,8 +1,8 @@
-// The benchmark's kwok fleet: N NodePools, NodeClaims created directly (Karpenter's kwok provider launches a
-// fake Node for each, KWOK marks it Ready) and Pods bound to those Nodes by spec.nodeName (KWOK runs them, no
-// scheduler involved). Every object carries the label FLEET so the fleet is found, repaired and reset without
-// touching anything else. Karpenter must never disrupt it: budgets nodes "0", consolidateAfter Never,
-// expireAfter 720h.
+// The benchmark's kwok fleet: N NodePools, NodeClaims created directly and launched — by Karpenter's kwok
+// provider (a fake Node for each, KWOK marks it Ready), or with `direct` by the benchmark itself writing what
+// that launch writes — and Pods bound to those Nodes by spec.nodeName (KWOK runs them, no scheduler involved).
+// Every object carries the label FLEET so the fleet is found, repaired and reset without touching anything
+// else. Karpenter must never disrupt it: budgets nodes "0", consolidateAfter Never, expireAfter 720h.
 import type { KubeClient } from '../../controller/kube/client.js';
 import { ApiError } from '../../controller/kube/client.js';
 
@@ -13,6 +13,7 @@ const NODEPOOLS = '/apis/karpenter.sh/v1/nodepools';
 const NODECLAIMS = '/apis/karpenter.sh/v1/nodeclaims';
 const NODES = '/api/v1/nodes';
 const INSTANCE_TYPE = 'c-4x-amd64-linux';
+const MERGE = 'application/merge-patch+json';
 
 export interface FleetSize {
   pools: number;
@@ -99,6 +100,16 @@ async function create(client: KubeClient, path: string, body: unknown): Promise<
   }
 }
 
+/** POST, or the object already there. */
+async function createOrGet(client: KubeClient, path: string, name: string, body: unknown): Promise<Obj> {
+  try {
+    return await retry(`create in ${path}`, () => client.request<Obj>('POST', path, { body }));
+  } catch (e) {
+    if (!(e instanceof ApiError && e.status === 409)) throw e;
+    return retry(`get ${path}/${name}`, () => client.request<Obj>('GET', `${path}/${name}`));
+  }
+}
+
 const requirements = (pool: string) => [
   { key: 'kubernetes.io/os', operator: 'In', values: ['linux'] },
   { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] },
@@ -121,18 +132,134 @@ function nodePool(name: string): unknown {
   };
 }
 
-function nodeClaim(pool: string, poolUid: string, name: string): unknown {
+function nodeClaim(pool: string, poolUid: string, name: string, launched: Record<string, string> = {}): unknown {
   return {
     apiVersion: 'karpenter.sh/v1',
     kind: 'NodeClaim',
     metadata: {
       name,
-      labels: { [FLEET]: 'true', 'karpenter.sh/nodepool': pool },
+      labels: { [FLEET]: 'true', 'karpenter.sh/nodepool': pool, ...launched },
       // As Karpenter's own claims: deleting the NodePool deletes them.
       ownerReferences: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name: pool, uid: poolUid }],
     },
-    spec: { expireAfter: '720h', requirements: requirements(pool), nodeClassRef },
+    spec: {
+      expireAfter: '720h',
+      requirements: requirements(pool),
+      nodeClassRef,
+      // As Karpenter's provisioner writes on every claim it makes (its Pods' requests). Without it, a client that
+      // round-trips the claim through Karpenter's Go types sends `resources: {}` back, which the CRD's
+      // immutable-spec rule rejects: the reference's NodeClaim updates failed with 422 "spec is immutable".
+      resources: { requests: { cpu: '100m', memory: '160Mi', pods: '10' } },
+    },
   };
+}
+
+// What Karpenter's launch of one NodeClaim writes with its kwok provider (c-4x-amd64-linux, zone test-zone-a;
+// copied from a claim it launched on this cluster): labels on the claim, a Node owned by the claim carrying the
+// same labels plus registered/initialized and the providerID, and the claim's status (Launched, Registered,
+// Initialized, Ready; providerID, nodeName, capacity, allocatable). KWOK then makes the Node Ready and runs its
+// Pods, as for a Node Karpenter created. Left out: Karpenter's karpenter.sh/termination finalizers (no
+// Karpenter runs to remove them; neither controller reaches a deletion in the benchmark).
+const launchLabels = (claim: string): Record<string, string> => ({
+  'karpenter.kwok.sh/instance-cpu': '4',
+  'karpenter.kwok.sh/instance-family': 'c',
+  'karpenter.kwok.sh/instance-memory': '8Gi',
+  'karpenter.kwok.sh/instance-size': '4',
+  'karpenter.kwok.sh/kwoknodeclass': 'default',
+  'karpenter.sh/capacity-type': 'on-demand',
+  'kubernetes.io/arch': 'amd64',
+  'kubernetes.io/os': 'linux',
+  'kubernetes.io/hostname': claim,
+  'node.kubernetes.io/instance-type': INSTANCE_TYPE,
+  'topology.kubernetes.io/zone': 'test-zone-a',
+  'kwok-partition': 'a',
+  'kwok.x-k8s.io/node': 'fake',
+});
+const CAPACITY = { cpu: '4', memory: '8Gi', pods: '64', 'ephemeral-storage': '20Gi' };
+const ALLOCATABLE = { cpu: '3900m', memory: '8182Mi', pods: '64', 'ephemeral-storage': '20Gi' };
+const directNodeName = (claim: string): string => `kwok-${claim}`;
+
+function conditions(types: readonly string[], at: string): unknown[] {
+  return types.map((type) => ({
+    type,
+    status: 'True',
+    reason: type,
+    message: '',
+    lastTransitionTime: at,
+    observedGeneration: 1,
+  }));
+}
+
+function directNode(pool: string, claim: string, claimUid: string): unknown {
+  const name = directNodeName(claim);
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      annotations: { 'kwok.x-k8s.io/node': 'fake' },
+      labels: {
+        [FLEET]: 'true',
+        'karpenter.sh/nodepool': pool,
+        ...launchLabels(claim),
+        'karpenter.sh/registered': 'true',
+        'karpenter.sh/initialized': 'true',
+      },
+      ownerReferences: [
+        { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', name: claim, uid: claimUid, blockOwnerDeletion: true },
+      ],
+    },
+    spec: { providerID: `kwok://${name}` },
+    // No capacity: KWOK fills it in (cpu 1k, memory 1Ti, pods 1M), as on the Nodes Karpenter's kwok provider creates.
+    status: { allocatable: ALLOCATABLE },
+  };
+}
+
+/** Launches one claim as Karpenter would (see launchLabels); resumes where an earlier attempt stopped. */
+async function launchDirect(
+  client: KubeClient,
+  w: { pool: string; name: string },
+  poolUid: string,
+  existing: Obj | undefined,
+): Promise<void> {
+  const claim =
+    existing ??
+    (await createOrGet(client, NODECLAIMS, w.name, nodeClaim(w.pool, poolUid, w.name, launchLabels(w.name))));
+  const node = directNodeName(w.name);
+  await create(client, NODES, directNode(w.pool, w.name, claim.metadata.uid ?? ''));
+  const at = new Date().toISOString();
+  const status = {
+    providerID: `kwok://${node}`,
+    nodeName: node,
+    capacity: CAPACITY,
+    allocatable: ALLOCATABLE,
+    conditions: conditions(['Launched', 'ConsistentStateFound', 'Registered', 'Initialized', 'Ready'], at),
+  };
+  await retry(`status of ${w.name}`, () =>
+    client.request('PATCH', `${NODECLAIMS}/${w.name}/status`, { body: { status }, contentType: MERGE }),
+  );
+}
+
+/** NodePool status as Karpenter's readiness and counter controllers write it (the Node count, resources). */
+async function directPoolStatus(client: KubeClient, pool: string, nodes: number): Promise<void> {
+  const status = {
+    conditions: conditions(
+      ['NodeClassReady', 'ValidationSucceeded', 'NodeRegistrationHealthy', 'Ready'],
+      new Date().toISOString(),
+    ),
+    nodeClassObservedGeneration: 1,
+    nodes,
+    resources: {
+      cpu: String(4 * nodes),
+      memory: `${8 * nodes}Gi`,
+      pods: String(64 * nodes),
+      'ephemeral-storage': `${20 * nodes}Gi`,
+      nodes: String(nodes),
+    },
+  };
+  await retry(`status of ${pool}`, () =>
+    client.request('PATCH', `${NODEPOOLS}/${pool}/status`, { body: { status }, contentType: MERGE }),
+  );
 }
 
 function pod(name: string, node: string, pool: string): unknown {
@@ -155,6 +282,10 @@ const ready = (o: Obj): boolean =>
   o.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
 export interface BuildTimes {
+  /** How the claims were launched: by Karpenter, or by the benchmark writing what Karpenter's launch writes. */
+  launcher: 'karpenter' | 'direct';
+  claimsLaunched: number;
+  podsCreated: number;
   nodePoolsS: number;
   claimsCreatedS: number;
   claimsReadyS: number;
@@ -162,14 +293,33 @@ export interface BuildTimes {
   podsRunningS: number;
 }
 
+/** Polls `probe` every 15 s, logging each new line it returns, until it says done (bounded to an hour). */
+async function poll(
+  log: (m: string) => void,
+  s: () => number,
+  hint: string,
+  probe: () => Promise<{ line: string; done: boolean }>,
+): Promise<void> {
+  for (let last = ''; ;) {
+    const { line, done } = await probe();
+    if (line !== last) log(`${line} (${s().toFixed(0)} s)`);
+    last = line;
+    if (done) return;
+    if (s() > 3600) throw new Error(`${line} after an hour: see ${hint}`);
+    await sleep(15_000);
+  }
+}
+
 /**
  * Creates what is missing of the fleet and waits until every NodeClaim is Ready and every Pod Running.
- * Idempotent: a second call on a complete fleet only checks it.
+ * Idempotent: a second call on a complete fleet only checks it. `direct`: the benchmark launches the claims
+ * itself (launchDirect) instead of Karpenter, which must not run then (main.ts stops it).
  */
 export async function ensureFleet(
   client: KubeClient,
   size: FleetSize,
   log: (m: string) => void,
+  direct: boolean,
   concurrency = 24,
 ): Promise<BuildTimes> {
   const t0 = Date.now();
@@ -186,23 +336,44 @@ export async function ensureFleet(
     const n = Math.floor(size.claims / size.pools) + (i < size.claims % size.pools ? 1 : 0);
     for (let j = 0; j < n; j++) wanted.push({ pool: poolName(i), name: claimName(i, j) });
   }
-  const have = new Set((await listAll(client, NODECLAIMS, { labelSelector: FLEET })).map((c) => c.metadata.name));
-  const missing = wanted.filter((w) => !have.has(w.name));
-  log(`NodeClaims: ${have.size} present, creating ${missing.length}`);
-  await parallel(missing, concurrency, (w) =>
-    create(client, NODECLAIMS, nodeClaim(w.pool, uid.get(w.pool)?.metadata.uid ?? '', w.name)),
+  const have = new Map(
+    (await listAll(client, NODECLAIMS, { labelSelector: FLEET }))
+      .filter((c) => !c.metadata.deletionTimestamp)
+      .map((c) => [c.metadata.name, c]),
   );
+  const up = (c: Obj | undefined): boolean =>
+    c !== undefined && ready(c) && c.status?.nodeName !== undefined && !c.metadata.deletionTimestamp;
+  let launched = 0;
+  if (direct) {
+    const todo = wanted.filter((w) => !up(have.get(w.name)));
+    log(`NodeClaims: ${wanted.length - todo.length} launched, launching ${todo.length} (direct)`);
+    await parallel(todo, concurrency, async (w) => {
+      await launchDirect(client, w, uid.get(w.pool)?.metadata.uid ?? '', have.get(w.name));
+      if (++launched % 500 === 0) log(`  ${launched} NodeClaims launched (${s().toFixed(0)} s)`);
+    });
+  } else {
+    const missing = wanted.filter((w) => !have.has(w.name));
+    log(`NodeClaims: ${have.size} present, creating ${missing.length}`);
+    launched = missing.length;
+    await parallel(missing, concurrency, (w) =>
+      create(client, NODECLAIMS, nodeClaim(w.pool, uid.get(w.pool)?.metadata.uid ?? '', w.name)),
+    );
+  }
   const claimsCreatedS = s();
   let claims: Obj[] = [];
-  for (let last = ''; ;) {
+  await poll(log, s, 'karpenter-kwok.log and kwok.log', async () => {
     claims = await listAll(client, NODECLAIMS, { labelSelector: FLEET });
-    const up = claims.filter((c) => ready(c) && c.status?.nodeName && !c.metadata.deletionTimestamp).length;
-    const line = `NodeClaims Ready: ${up}/${wanted.length}`;
-    if (line !== last) log(`${line} (${s().toFixed(0)} s)`);
-    last = line;
-    if (up >= wanted.length) break;
-    if (s() > 3600) throw new Error(`${line} after an hour: see karpenter-kwok.log and kwok.log`);
-    await sleep(15_000);
+    const n = claims.filter(up).length;
+    return { line: `NodeClaims Ready: ${n}/${wanted.length}`, done: n >= wanted.length };
+  });
+  if (direct) {
+    // Karpenter's claims are Ready only once their Node is; here the claim's status was written, so wait for
+    // KWOK to make every Node Ready, then write the pools' status as Karpenter's counter would.
+    await poll(log, s, 'kwok.log', async () => {
+      const n = (await listAll(client, NODES, { labelSelector: FLEET })).filter(ready).length;
+      return { line: `Nodes Ready (KWOK): ${n}/${wanted.length}`, done: n >= wanted.length };
+    });
+    await parallel(pools, 8, (p) => directPoolStatus(client, p, wanted.filter((w) => w.pool === p).length));
   }
   const claimsReadyS = s();
 
@@ -230,16 +401,20 @@ export async function ensureFleet(
     if (++done % 5000 === 0) log(`  ${done} Pods created (${s().toFixed(0)} s)`);
   });
   const podsCreatedS = s();
-  for (let last = ''; ;) {
+  await poll(log, s, 'kwok.log', async () => {
     const notRunning = await count(client, podsPath, { fieldSelector: 'status.phase!=Running' });
-    const line = `Pods not Running: ${notRunning}`;
-    if (line !== last) log(`${line} (${s().toFixed(0)} s)`);
-    last = line;
-    if (notRunning === 0) break;
-    if (s() > 3600) throw new Error(`${line} after an hour: see kwok.log`);
-    await sleep(15_000);
-  }
-  return { nodePoolsS, claimsCreatedS, claimsReadyS, podsCreatedS, podsRunningS: s() };
+    return { line: `Pods not Running: ${notRunning}`, done: notRunning === 0 };
+  });
+  return {
+    launcher: direct ? 'direct' : 'karpenter',
+    claimsLaunched: launched,
+    podsCreated: podsMissing.length,
+    nodePoolsS,
+    claimsCreatedS,
+    claimsReadyS,
+    podsCreatedS,
+    podsRunningS: s(),
+  };
 }
 
 /**

@@ -8,7 +8,12 @@
 // Between the two, the fleet is reset (resetFleet) so both start from the same idle fleet.
 //
 //   npm run bench:controller -- [--pools 20] [--claims 5000] [--pods 50000] [--idle 60]
-//       [--controllers ours,reference] [--reference PATH] [--out FILE] [--delete-fleet]
+//       [--controllers ours,reference] [--reference PATH] [--out FILE] [--delete-fleet] [--direct] [--build-only]
+//
+// --direct: the fleet's NodeClaims are launched by the benchmark writing what Karpenter's launch writes, with
+// Karpenter's process stopped first (stopKarpenter): Karpenter's launches on a starved apiserver ran at ~0.6
+// claims a second, too slow for 5,000. --build-only: build (or repair) the fleet and exit, so the build can
+// run niced and the controllers un-niced.
 //
 // The cluster must have been started with the audit log on for both controllers' users (the command is
 // printed when it is not). Everything runs on 127.0.0.1; every wait is bounded.
@@ -63,6 +68,8 @@ interface Flags {
   reference: string;
   out: string;
   deleteFleet: boolean;
+  direct: boolean;
+  buildOnly: boolean;
 }
 
 function flags(argv: string[]): Flags {
@@ -83,6 +90,8 @@ function flags(argv: string[]): Flags {
       },
       out: { type: 'string', default: '' },
       'delete-fleet': { type: 'boolean', default: false },
+      direct: { type: 'boolean', default: false },
+      'build-only': { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -111,6 +120,8 @@ function flags(argv: string[]): Flags {
     reference: values.reference,
     out: values.out,
     deleteFleet: values['delete-fleet'],
+    direct: values.direct,
+    buildOnly: values['build-only'],
   };
 }
 
@@ -302,6 +313,18 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
   }
 }
 
+/** Until a 5 s stretch in which the process used under 2 % of a core. */
+async function settle(which: string, pid: number, timeoutMs: number): Promise<void> {
+  let prev = sampleProc(pid);
+  await until(`${which} to settle`, timeoutMs, async () => {
+    await sleep(5000);
+    const cur = sampleProc(pid);
+    const busy = (cur.cpuS - prev.cpuS) / ((cur.at - prev.at) / 1000);
+    prev = cur;
+    return busy < 0.02 ? true : undefined;
+  });
+}
+
 async function stop(r: Running): Promise<void> {
   if (r.child.exitCode !== null || r.child.signalCode !== null) return;
   const exited = new Promise((res) => r.child.once('exit', res));
@@ -357,14 +380,7 @@ async function measure(
     const readyS = (Date.now() - t0) / 1000;
     // Settled: a 5 s stretch with under 2 % of a core used, after the initial lists, the start-up sweep and
     // the first pass of every pool (the reference reports ready before its caches sync).
-    let prev = sampleProc(r.pid);
-    await until(`${which} to settle`, 300_000, async () => {
-      await sleep(5000);
-      const cur = sampleProc(r.pid);
-      const busy = (cur.cpuS - prev.cpuS) / ((cur.at - prev.at) / 1000);
-      prev = cur;
-      return busy < 0.02 ? true : undefined;
-    });
+    await settle(which, r.pid, 300_000);
     const settledS = (Date.now() - t0) / 1000;
     log(`${which}: ready after ${readyS.toFixed(1)} s, settled after ${settledS.toFixed(1)} s`);
     const m0 = (await get(r.metricsUrl)).text;
@@ -401,6 +417,9 @@ async function measure(
         return names.every((n) => seen[n] !== undefined) ? true : undefined;
       },
     ).catch((e: unknown) => log(`${which}: ${String(e)}`));
+    // The passes that wrote the anchors end after the anchors are seen: their histogram is read once the
+    // controller has settled again (or after two minutes, busy or not).
+    await settle(which, r.pid, 120_000).catch((e: unknown) => log(`${which}: ${String(e)}`));
     const m2 = (await get(r.metricsUrl)).text;
     const end = sampleProc(r.pid);
     await stop(r);
@@ -462,6 +481,7 @@ function table(size: FleetSize, build: BuildTimes, results: ControllerResult[]):
     ['settled (s)', (r: ControllerResult) => s1(r.settledS)],
     ['requests, start to settled', (r: ControllerResult) => reqText(r.startupRequests)],
     ['VmRSS idle (MiB)', (r: ControllerResult) => mib(r.idle.rssKiB)],
+    ['VmRSS once settled after the opening (MiB)', (r: ControllerResult) => mib(r.end.rssKiB)],
     ['VmHWM (MiB)', (r: ControllerResult) => mib(r.end.hwmKiB)],
     [
       'CPU over the idle window (s)',
@@ -488,11 +508,47 @@ function table(size: FleetSize, build: BuildTimes, results: ControllerResult[]):
   const head = `| ${fleet} | ${results.map((r) => `${r.controller} (${r.version})`).join(' | ')} |`;
   const sep = `|---|${results.map(() => '---').join('|')}|`;
   const body = rows.map(([k, f]) => `| ${k} | ${results.map(f).join(' | ')} |`);
-  const b =
-    `fleet build (cumulative): NodePools ${s1(build.nodePoolsS)} s, ` +
-    `NodeClaims created ${s1(build.claimsCreatedS)} s, ` +
-    `Ready ${s1(build.claimsReadyS)} s, Pods created ${s1(build.podsCreatedS)} s, Running ${s1(build.podsRunningS)} s`;
-  return [head, sep, ...body, '', b].join('\n');
+  return [head, sep, ...body, '', buildLine(build)].join('\n');
+}
+
+function buildLine(b: BuildTimes): string {
+  const rate = (n: number, from: number, to: number): string => (n > 0 ? `, ${(n / (to - from)).toFixed(1)}/s` : '');
+  return (
+    `fleet build (${b.launcher}; cumulative): NodePools ${s1(b.nodePoolsS)} s, ` +
+    `${b.claimsLaunched} NodeClaims launched ${s1(b.claimsCreatedS)} s` +
+    `${rate(b.claimsLaunched, b.nodePoolsS, b.claimsCreatedS)}, ` +
+    `Ready ${s1(b.claimsReadyS)} s${rate(b.claimsLaunched, b.nodePoolsS, b.claimsReadyS)}, ` +
+    `${b.podsCreated} Pods created ${s1(b.podsCreatedS)} s${rate(b.podsCreated, b.claimsReadyS, b.podsCreatedS)}, ` +
+    `Running ${s1(b.podsRunningS)} s${rate(b.podsCreated, b.claimsReadyS, b.podsRunningS)}`
+  );
+}
+
+/**
+ * Stops the cluster's Karpenter (cluster.sh records "<pid> <argv0>" in pids/karpenter-kwok.pid; the PID is
+ * signalled only while its argv0 still matches). Why this changes nothing either controller reads: both
+ * read NodePools, NodeClaims, Nodes and Pods from the apiserver and never talk to Karpenter; with --direct
+ * the fleet's objects carry what Karpenter would have written, and the fleet's pools forbid Karpenter any
+ * disruption anyway. What is missing is Karpenter's own load on the apiserver, and the launch of the surge
+ * NodeClaim each rotation creates — after the anchor, where the measurement ends. `cluster.sh status` then
+ * reports karpenter-kwok dead; `cluster.sh down` stops the rest as usual.
+ */
+async function stopKarpenter(runDir: string): Promise<void> {
+  const pidFile = path.join(runDir, 'pids', 'karpenter-kwok.pid');
+  const [pid, argv0] = existsSync(pidFile) ? readFileSync(pidFile, 'utf8').trim().split(' ') : [];
+  const alive = (): boolean => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] === argv0;
+    } catch {
+      return false;
+    }
+  };
+  if (!pid || !argv0 || !alive()) {
+    log('karpenter-kwok: not running');
+    return;
+  }
+  log(`karpenter-kwok: stopping pid ${pid} (--direct)`);
+  process.kill(Number(pid), 'SIGTERM');
+  await until('karpenter-kwok to exit', 30_000, () => Promise.resolve(alive() ? undefined : true));
 }
 
 async function main(): Promise<void> {
@@ -520,9 +576,12 @@ async function main(): Promise<void> {
     await client
       .request('POST', '/api/v1/namespaces', { body: { metadata: { name: NAMESPACE } } })
       .catch(() => undefined);
+    if (f.direct) await stopKarpenter(env.runDir);
     log(`fleet: ${f.size.pools} NodePools, ${f.size.claims} NodeClaims, ${f.size.pods} Pods`);
-    const build = await ensureFleet(client, f.size, log);
+    const build = await ensureFleet(client, f.size, log, f.direct);
     log(`fleet ready: ${JSON.stringify(build)}`);
+    process.stdout.write(`${buildLine(build)}\n`);
+    if (f.buildOnly) return;
     const results: ControllerResult[] = [];
     for (const which of f.controllers) {
       if (which === 'reference') {
@@ -545,7 +604,7 @@ async function main(): Promise<void> {
       await setWindows(client, f.size.pools, closedWindows(new Date()));
       log('resetting the fleet');
       await resetFleet(client, [NAMESPACE]);
-      await ensureFleet(client, f.size, log);
+      await ensureFleet(client, f.size, log, f.direct);
     }
     const out = { size: f.size, build, results, at: new Date().toISOString() };
     if (f.out) writeFileSync(f.out, JSON.stringify(out, null, 2));
