@@ -3,7 +3,8 @@
 //  - the anchor write (an annotate with onlyIfAbsent) is conditioned on the resourceVersion the decision
 //    saw, so of two writers exactly one wins and the loser's pass ends and starts again from fresh state;
 //  - NodeClaim deletes carry a UID precondition, so a claim re-created under the same name is never hit;
-//  - "already exists" on create and "not found" on delete mean the work is done;
+//  - "already exists" on create and "not found" on delete mean the work is done, and so does "not found" on a
+//    cordon or uncordon: a Node that is gone has no scheduling flag or marker of ours left to set or clear;
 //  - any other failure throws: the pass ends, and the next pass resumes from the objects (state lives only on
 //    them), after the queue's backoff.
 import { A } from '../../src/engine/annotations.js';
@@ -59,14 +60,15 @@ export async function execute(a: Action, d: ExecutorDeps): Promise<void> {
     case 'cordon':
     case 'uncordon': {
       const on = a.type === 'cordon';
-      await d.client.request('PATCH', `${PATHS.of('Node')}/${a.node}`, {
-        contentType: MERGE,
-        body: {
-          spec: { unschedulable: on ? true : null },
-          metadata: { annotations: { [A.cordoned]: on ? 'true' : null } },
-        },
-      });
-      return;
+      return ignoreNotFound(
+        d.client.request('PATCH', `${PATHS.of('Node')}/${a.node}`, {
+          contentType: MERGE,
+          body: {
+            spec: { unschedulable: on ? true : null },
+            metadata: { annotations: { [A.cordoned]: on ? 'true' : null } },
+          },
+        }),
+      );
     }
     case 'createPod': {
       const ns = a.pod.metadata.namespace ?? 'default';
