@@ -1,6 +1,7 @@
 // The controller: keeps the watch caches, maps every change to the NodePools it concerns, and runs one pass
 // per NodePool through the work queue — snapshot, decide (the engine), carry the actions out. Every decision
 // is the engine's; this file only moves objects in and actions out.
+import { setMaxListeners } from 'node:events';
 import { validateAgainst, type FieldError } from '../src/api/validate.js';
 import { A, rfc3339 } from '../src/engine/annotations.js';
 import { decide } from '../src/engine/decide.js';
@@ -56,7 +57,11 @@ export class Controller {
   private readonly events: EventRecorder;
   private queue: WorkQueue | null = null;
   private readonly reports = new Map<string, PoolReport>();
-  private readonly abort = new AbortController();
+  /**
+   * Stops the watches. Each of the six watches listens on it twice while it runs (its request's and its stream's
+   * listener), so Node's default warning threshold of 10 listeners would fire on a healthy controller.
+   */
+  private readonly abort = stopSignal();
   /** Crash tests only (NODEROTATION_FAILPOINT); a no-op otherwise. */
   private readonly afterWrite = failpoint(process.env);
   private watching: Promise<void>[] = [];
@@ -386,3 +391,10 @@ function specOrMetaChanged(prev: RotationPolicy, cur: RotationPolicy): boolean {
 
 const keyOfPod = (p: Pod): string => `${p.metadata.namespace ?? ''}/${p.metadata.name}`;
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/** An AbortController whose signal may carry a listener per watch and request in flight without a warning. */
+function stopSignal(): AbortController {
+  const c = new AbortController();
+  setMaxListeners(64, c.signal);
+  return c;
+}

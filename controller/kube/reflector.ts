@@ -213,17 +213,18 @@ export class Reflector<T> {
     for (const h of this.handlers) h(key, prev, undefined);
   }
 
+  /** Resolves after `ms`, or at once on abort; leaves no listener on `signal` behind either way. */
   private sleep(ms: number, signal: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
-      const t = this.clock.after(ms, resolve);
-      signal.addEventListener(
-        'abort',
-        () => {
-          t.cancel();
-          resolve();
-        },
-        { once: true },
-      );
+      const onAbort = (): void => {
+        t.cancel();
+        resolve();
+      };
+      const t = this.clock.after(ms, () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      });
+      signal.addEventListener('abort', onAbort, { once: true });
     });
   }
 }
