@@ -13,7 +13,7 @@ import { EXIT_OK } from './explain-command.js';
 import { oneOf, parseFlags, parseNow } from './flags.js';
 import { CLUSTER_FLAGS, inputProblems, readCommandInputs, reportInvalid } from './inputs.js';
 import { clusterConfig, readCluster } from './cluster.js';
-import { whatIfRuns, type PoolRuns, type PoolWhatIf } from '../simulate/what-if.js';
+import { comparisonOf, whatIfRuns, type PoolRuns, type PoolWhatIf } from '../simulate/what-if.js';
 import { alignColumns } from '../util/columns.js';
 import { readInputs, UsageError, type InputFile } from './io.js';
 import type { Io } from './main.js';
@@ -229,7 +229,7 @@ async function runWhatIf(
     if (!(err instanceof SimulationLimitError)) throw err;
     return reportInvalid(io, { lines: [`${cluster.source}: ${err.message}`], omitted: 0 });
   }
-  const pools: PoolWhatIf[] = runs.map(({ runs: _runs, ...p }) => p);
+  const pools: PoolWhatIf[] = runs.map(comparisonOf);
   const report = { now: rfc3339(now), duration: formatHuman(duration), nodePools: pools };
   if (output === 'html')
     io.stdout.write(

@@ -43,8 +43,11 @@ export interface PoolRuns extends PoolWhatIf {
 
 /** Every NodePool of `after`, simulated under both sides from `now` for `durationSeconds`, in name order. */
 export function whatIf(before: Side, after: Side, now: number, durationSeconds: number): PoolWhatIf[] {
-  return whatIfRuns(before, after, now, durationSeconds).map(({ runs: _runs, ...p }) => p);
+  return whatIfRuns(before, after, now, durationSeconds).map(comparisonOf);
 }
+
+/** The comparison alone, without the two runs behind it (the table and the JSON). */
+export const comparisonOf = ({ runs: _runs, ...p }: PoolRuns): PoolWhatIf => p;
 
 /** whatIf with each side's simulation kept (the HTML report draws them). */
 export function whatIfRuns(before: Side, after: Side, now: number, durationSeconds: number): PoolRuns[] {

@@ -11,15 +11,6 @@ const INSTANCE_TYPE = 'c-1x-amd64-linux';
 const KEEP = 'noderotation.test/observe-preemption';
 const DROP_FINALIZERS = '[{"op":"remove","path":"/metadata/finalizers"}]';
 
-/** kubectl that does not throw: for clean-up, where the Pod may already be gone. */
-function spawnKubectl(args: string[]): void {
-  try {
-    kubectl(args);
-  } catch {
-    // gone already, or the finalizer removed by the test itself
-  }
-}
-
 /** What a timeout reports: the pods (where, phase, conditions) and the pool's NodeClaims (conditions). */
 async function state(kube: Kube, ns: string, pool: string): Promise<string> {
   const pods = (await kube.pods(ns)).map((p) => [
@@ -65,7 +56,11 @@ describe('preemption', () => {
     });
     // Whatever happens below, the finalizer must not hold the namespace's deletion in clean-up.
     onTestFinished(() => {
-      spawnKubectl(['patch', 'pod', '-n', ns, 'placeholder', '--type=json', '-p', DROP_FINALIZERS]);
+      try {
+        kubectl(['patch', 'pod', '-n', ns, 'placeholder', '--type=json', '-p', DROP_FINALIZERS]);
+      } catch {
+        // gone already, or the finalizer removed by the test itself
+      }
     });
     const placeholder = await waitFor(
       'the placeholder running on the pool’s only node',

@@ -83,9 +83,9 @@ export function readEnvFile(file: string): (key: string) => string {
   };
 }
 
-function runScript(subcommand: string): { status: number | null; stdout: string } {
-  // stderr (progress, build output) goes straight to the terminal; stdout carries the result.
-  const r = spawnSync('bash', [clusterScript, subcommand], {
+/** `cluster.sh <args…>`: stderr (progress, build output) goes straight to the terminal; stdout carries the result. */
+export function runScript(...args: string[]): { status: number | null; stdout: string } {
+  const r = spawnSync('bash', [clusterScript, ...args], {
     cwd: repoRoot,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -1,7 +1,6 @@
 // Real Crossplane core beside the e2e cluster (`cluster.sh crossplane up|down`, test/e2e/cluster/crossplane-core.sh):
 // started by the GitOps tests that need it and stopped after them, so no other test sees it running.
-import { spawnSync } from 'node:child_process';
-import { clusterScript, logTails, readEnvFile, repoRoot } from './cluster.js';
+import { logTails, readEnvFile, runScript } from './cluster.js';
 
 export interface CrossplaneEnv {
   /** The Function object `up` installed, pointing at the package it pushed to the local registry. */
@@ -10,19 +9,9 @@ export interface CrossplaneEnv {
   namespace: string;
 }
 
-function crossplaneScript(subcommand: 'up' | 'down'): { status: number | null; stdout: string } {
-  const r = spawnSync('bash', [clusterScript, 'crossplane', subcommand], {
-    cwd: repoRoot,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  if (r.error) throw r.error;
-  return { status: r.status, stdout: r.stdout };
-}
-
 /** `cluster.sh crossplane up`: builds Crossplane core on first use, starts it, installs our function. */
 export function crossplaneUp(): CrossplaneEnv {
-  const r = crossplaneScript('up');
+  const r = runScript('crossplane', 'up');
   if (r.status !== 0) throw new Error(`cluster.sh crossplane up failed (exit ${String(r.status)})\n${logTails()}`);
   const get = readEnvFile(r.stdout.trim());
   return {
@@ -33,6 +22,6 @@ export function crossplaneUp(): CrossplaneEnv {
 }
 
 export function crossplaneDown(): void {
-  const r = crossplaneScript('down');
+  const r = runScript('crossplane', 'down');
   if (r.status !== 0) throw new Error(`cluster.sh crossplane down failed (exit ${String(r.status)})`);
 }

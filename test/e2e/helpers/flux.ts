@@ -4,7 +4,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { clusterScript, logTails, readEnvFile, repoRoot } from './cluster.js';
+import { clusterScript, logTails, readEnvFile, repoRoot, runScript } from './cluster.js';
 
 export interface FluxEnv {
   namespace: string;
@@ -37,10 +37,7 @@ export async function fluxUp(): Promise<FluxEnv> {
 }
 
 export function fluxDown(): void {
-  const r = spawnSync('bash', [clusterScript, 'flux', 'down'], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const r = runScript('flux', 'down');
   if (r.status !== 0) throw new Error(`cluster.sh flux down failed (exit ${String(r.status)})`);
 }
 
