@@ -269,7 +269,10 @@ function pending(c: PoolContext, claim: NodeClaim): Progress {
   }
   const ready = surgeReady(ph, node?.metadata.name, c.pool.metadata.name, c.idx);
   if ('notReady' in ready) return { actions, waiting: ready.notReady, drainStuck: false };
-  // Surge ready: delete the placeholder just before the old claim, so Karpenter's simulation sees the room.
+  // Surge ready: delete the old claim. The placeholder stays bound on the surge node through the drain (design
+  // §3.3 "Capacity reservation semantics"): it holds the room until the evicted workload preempts it (negative
+  // priority, preemptionPolicy Never), and it is removed only when the rotation ends (complete, rollback,
+  // governance loss).
   const why = `surge node ${ready.host.metadata.name} is Ready for ${name}`;
   // The host already carries our markers: bookkeeping above froze it as soon as the placeholder was bound.
   actions.push(
@@ -284,7 +287,6 @@ function pending(c: PoolContext, claim: NodeClaim): Progress {
       why,
     ),
     annotateClaim(name, { [A.state]: STATE.draining }, [], why),
-    deletePod(ph, why),
     deleteNodeClaim(claim, `${why}: drain ${name} through the voluntary path`),
     observeIn(c, 'surgeWaitSeconds', (c.now - startedAt) / 1000, why),
     event(poolOf(c), 'DrainStarted', `${why}; deleting ${name}`),
@@ -318,8 +320,8 @@ function draining(c: PoolContext, claim: NodeClaim): Progress {
         `${name} is draining`,
       ),
     );
-  const ph = c.idx.placeholderFor(name);
-  if (ph) actions.push(deletePod(ph, `${name} is draining; its placeholder must not hold the room`));
+  // The placeholder (if the workload has not preempted it yet) keeps holding the surge room; a preempted one is
+  // not recreated here: the room it held is the evicted workload's now.
   const deleting = parseTime(claim.metadata.deletionTimestamp);
   if (deleting === null) {
     actions.push(deleteNodeClaim(claim, `${name} is marked draining but not deleted yet (resuming after a crash)`));
