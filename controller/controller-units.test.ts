@@ -26,6 +26,7 @@ const report = (over: Partial<PoolReport>): PoolReport => ({
   windowClosesAt: null,
   windowOpensAt: null,
   frozenUntil: null,
+  freezeUnreadable: null,
   lastRotationAt: null,
   lastFailureAt: null,
   candidates: 0,

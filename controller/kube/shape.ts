@@ -110,7 +110,7 @@ export const POD: Shape = {
     preemptionPolicy: true,
     terminationGracePeriodSeconds: true,
   },
-  status: { phase: true, conditions: [{ type: true, status: true, reason: true }] },
+  status: { phase: true, conditions: [{ type: true, status: true, reason: true }], startTime: true },
 };
 
 export const ROTATIONPOLICY: Shape = {

@@ -50,11 +50,27 @@ export const rfc3339 = (ms: number): string =>
 /** Parsed stamps: the same few values are read for every object on every pass; a pure function, so bounded. */
 const times = boundedCache<string, number | null>(100_000);
 
-/** RFC 3339 → epoch ms (null when absent or malformed). */
+/** RFC 3339 as Kubernetes writes it (metav1.Time, MicroTime): date, `T`, time, optional fraction, `Z` or offset. */
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-](\d{2}):(\d{2}))$/;
+
+/**
+ * RFC 3339 → epoch ms; null when absent or not exactly RFC 3339. `Date.parse` alone accepts far more ("next
+ * tuesday" in some engines, dates without a zone read as local time, day 32 rolled into the next month): every
+ * field is range-checked here, so a value is either what it says or refused (issue 17: a freeze must never be
+ * read as something it does not say).
+ */
 export function parseTime(value: string | undefined): number | null {
   if (value === undefined || value === '') return null;
-  return times.get(value, (v) => {
-    const ms = Date.parse(v);
-    return Number.isNaN(ms) ? null : ms;
-  });
+  return times.get(value, strictRfc3339);
+}
+
+function strictRfc3339(v: string): number | null {
+  const m = RFC3339.exec(v);
+  if (!m) return null;
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const daysInMonth = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth || h > 23 || mi > 59 || s > 60) return null;
+  if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return null;
+  const ms = Date.parse(v.replace(/t/, 'T').replace(/z$/, 'Z'));
+  return Number.isNaN(ms) ? null : ms;
 }

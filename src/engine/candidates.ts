@@ -6,6 +6,7 @@ import { rotationBound } from '../derivation/derive.js';
 import type { PolicyParams } from '../derivation/params.js';
 import { A, parseTime, STATE } from './annotations.js';
 import type { ClusterIndex } from './cluster-index.js';
+import { objectProtection } from './protection.js';
 
 // NodeClaim.spec is immutable and creationTimestamp never changes; the engine never mutates an object, so a
 // claim object's creation time and deadline are fixed for its lifetime (and read for every claim each pass).
@@ -84,11 +85,7 @@ export function notCandidateBecause(
     const at = retryAt(claim, p);
     if (at !== null && now < at) return 'failed; waiting out its retry backoff';
   }
-  const node = idx.nodeOfClaim(claim);
-  const ann = node?.metadata.annotations ?? {};
-  if (ann[A.doNotDisrupt] === 'true' && ann[A.doNotDisruptOwned] !== 'true')
-    return 'the operator set karpenter.sh/do-not-disrupt on its Node';
-  return null;
+  return objectProtection(claim, idx.nodeOfClaim(claim));
 }
 
 /** Earliest deadline first; ties by oldest creationTimestamp, then name (§3.2). */

@@ -22,6 +22,15 @@ export interface PoolContext {
   priorityClassMissing: string | null;
   /** Epoch ms until which a freeze (annotation or scheduled) holds; null when not frozen. */
   frozenUntil: number | null;
+  /** Why a freeze that cannot be read holds everything (fail closed); null when every freeze is readable. */
+  freezeUnreadable: string | null;
   /** Upcoming instants at which the answer may change without any event (for requeueAt). */
   wakeups: number[];
+}
+
+/** Why escalation is suspended by a freeze (readable and active, or unreadable), or null. */
+export function frozenBecause(c: Pick<PoolContext, 'frozenUntil' | 'freezeUnreadable'>): string | null {
+  if (c.freezeUnreadable !== null) return `frozen: ${c.freezeUnreadable}`;
+  if (c.frozenUntil !== null) return `frozen until ${new Date(c.frozenUntil).toISOString().replace('.000Z', 'Z')}`;
+  return null;
 }

@@ -151,6 +151,7 @@ describe('the surge sequence, end to end in the engine', () => {
     s = step.s;
     expect(kinds(step.actions)).toEqual([
       'annotate:NodeClaim/old',
+      'annotate:NodeClaim/surge-1',
       'annotate:Node/node-surge-1',
       'annotate:NodePool/general',
       'annotate:NodeClaim/old',
@@ -161,6 +162,7 @@ describe('the surge sequence, end to end in the engine', () => {
       ['noderotation-surge-old', 'node-surge-1'],
     ]);
     expect(ann(s, 'nodeClaims', 'old')).toMatchObject({ [A.state]: 'draining', [A.surgeClaim]: 'surge-1' });
+    expect(ann(s, 'nodeClaims', 'surge-1')).toEqual({ [A.surgeFor]: 'old' }); // linked both ways
     expect(ann(s, 'nodePools', 'general')).toMatchObject({
       [A.activeRotationState]: 'draining',
       [A.drainingAt]: iso(t1),
@@ -178,6 +180,7 @@ describe('the surge sequence, end to end in the engine', () => {
       lastRotationAt: t1 + 10 * 60_000,
     });
     expect(ann(done.s, 'nodes', 'node-surge-1')).toEqual({});
+    expect(ann(done.s, 'nodeClaims', 'surge-1')).toEqual({}); // no longer marked as ours to delete
     expect(events(done.actions)).toEqual(['RotationCompleted']);
     expect(
       done.actions.filter((a) => a.type === 'observe').map((a) => a.type === 'observe' && `${a.metric}:${a.value}`),
@@ -213,7 +216,8 @@ describe('§3.8 rollback', () => {
     'new node not Ready within readyTimeout: reap the induced claim, remove the placeholder, unfreeze, ' +
       'record failure',
     () => {
-      const s = provisionSurge(started(), IN_WINDOW + 60_000, { ready: false });
+      // The pass at the bind persists the link both ways; only a claim linked so is ever reaped.
+      const s = run(provisionSurge(started(), IN_WINDOW + 60_000, { ready: false }), IN_WINDOW + 2 * 60_000).s;
       const t = IN_WINDOW + 16 * 60_000;
       const r = run(s, t);
       expect(kinds(r.actions)).toEqual([
@@ -221,6 +225,7 @@ describe('§3.8 rollback', () => {
         'deletePod:noderotation-surge-old',
         'annotate:Node/node-old',
         'uncordon:node-old',
+        'annotate:Node/node-surge-1',
         'annotate:NodeClaim/old',
         'annotate:NodePool/general',
       ]);
@@ -240,9 +245,12 @@ describe('§3.8 rollback', () => {
     },
     { reason: 'a host running real Pods is not reaped', createdAt: IN_WINDOW + 60_000, pods: ['app'] },
   ])('reap guard: $reason', ({ createdAt, pods }) => {
-    let s = provisionSurge(started(), IN_WINDOW + 60_000, { ready: false, createdAt });
+    let s = run(provisionSurge(started(), IN_WINDOW + 60_000, { ready: false, createdAt }), IN_WINDOW + 2 * 60_000).s;
+    expect(ann(s, 'nodeClaims', 'surge-1')).toEqual({ [A.surgeFor]: 'old' }); // linked: only the guard can refuse
     s = { ...s, pods: [...s.pods, ...pods.map((n) => workload(n, 'node-surge-1', { cpu: '1' }))] };
-    expect(kinds(decide(s, IN_WINDOW + 16 * 60_000).actions)).not.toContain('deleteNodeClaim:surge-1');
+    const r = run(s, IN_WINDOW + 16 * 60_000);
+    expect(kinds(r.actions)).not.toContain('deleteNodeClaim:surge-1');
+    expect(ann(r.s, 'nodeClaims', 'surge-1')).toEqual({}); // kept, and no longer marked as ours to delete
   });
 
   it('new node NotReady after the old claim was deleted: nothing to undo, the drain continues', () => {
@@ -356,7 +364,7 @@ describe('gates, freezes and backoff', () => {
       s = { ...s, nodes: s.nodes.map((n) => ({ ...n, metadata: { ...n.metadata, annotations: {} } })) };
       const held = decide(s, IN_WINDOW + 5 * 60_000);
       expect(kinds(held.actions)).toEqual(['annotate:Node/node-old']); // markers yes, placeholder no
-      expect(held.pools[0]?.report.idle).toBe('frozen: escalation is suspended');
+      expect(held.pools[0]?.report.idle).toBe('frozen until 2027-01-05T20:00:00Z: escalation is suspended');
       expect(events(decide(s, IN_WINDOW + 16 * 60_000).actions)).toEqual(['RotationFailed']);
     },
   );

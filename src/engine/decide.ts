@@ -6,6 +6,8 @@ import type { RotationPolicy } from '../generated/api-types.js';
 import { nodePoolOf, NODEPOOL_LABEL, type NodeClaim, type NodePool } from '../karpenter/types.js';
 import type { Node, Pod } from '../kube/types.js';
 import { derive } from '../derivation/derive.js';
+import { finding, type Finding } from '../derivation/findings.js';
+import { validateAgainst } from '../api/validate.js';
 import { policyParams, type PolicyParams } from '../derivation/params.js';
 import { shortLeadClaims } from '../derivation/short-lead.js';
 import { governingPolicy } from '../policy/resolve.js';
@@ -34,31 +36,70 @@ function figuresFor(p: PolicyParams, now: number): WindowFigures | null {
   return figuresMemo.at(Math.floor(now / DAY) * DAY)(p.windows);
 }
 
-const paramsMemo = new WeakMap<RotationPolicy, PolicyParams | null>();
-function paramsOf(policy: RotationPolicy): PolicyParams | null {
-  if (!paramsMemo.has(policy)) {
-    try {
-      paramsMemo.set(policy, policyParams(policy.spec));
-    } catch {
-      paramsMemo.set(policy, null); // unparseable: reported by the controller's validation, never rotated
+const paramsMemo = new WeakMap<RotationPolicy, { params: PolicyParams | null; invalid: Finding | null }>();
+/**
+ * The policy's numbers, or null with an InvalidPolicy finding when the policy fails its own schema (and its CEL
+ * rules' offline equivalents) or cannot be turned into numbers. Such a policy governs its NodePools (nothing else
+ * may) but never rotates them, and a rotation it governs in flight is rolled back (issue 17: a policy that an
+ * older CRD admitted, say, is not obeyed as if valid). Objects are never mutated, so one check per object.
+ */
+function paramsOf(policy: RotationPolicy): { params: PolicyParams | null; invalid: Finding | null } {
+  let hit = paramsMemo.get(policy);
+  if (!hit) {
+    const errors = validateAgainst('rotationPolicy', { ...policy, status: undefined });
+    const first = errors[0];
+    if (first) {
+      const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
+      hit = {
+        params: null,
+        invalid: finding(
+          'InvalidPolicy',
+          first.path,
+          `found ${first.found}; allowed: ${first.allowed}${more}. The policy rotates nothing until it is fixed.`,
+        ),
+      };
+    } else {
+      try {
+        hit = { params: policyParams(policy.spec), invalid: null };
+      } catch (e) {
+        const message = `${(e as Error).message}. The policy rotates nothing until it is fixed.`;
+        hit = { params: null, invalid: finding('InvalidPolicy', 'spec', message) };
+      }
     }
+    paramsMemo.set(policy, hit);
   }
-  return paramsMemo.get(policy) ?? null;
+  return hit;
 }
 
-/** Active freeze end: the freeze annotation, or a scheduled freeze of the policy covering now. */
-function frozenUntil(pool: NodePool, policy: RotationPolicy | null, now: number, wakeups: number[]): number | null {
+interface Freeze {
+  /** Active freeze end: the freeze annotation, or a scheduled freeze of the policy covering now. */
+  until: number | null;
+  /** A freeze that cannot be read: it freezes (fail closed) until someone fixes it, and says why. */
+  unreadable: string | null;
+}
+
+function freezeOf(pool: NodePool, policy: RotationPolicy | null, now: number, wakeups: number[]): Freeze {
   let until: number | null = null;
-  const ann = parseTime(pool.metadata.annotations?.[A.freeze]);
+  let unreadable: string | null = null;
+  const raw = pool.metadata.annotations?.[A.freeze];
+  const ann = parseTime(raw);
+  if (raw !== undefined && ann === null)
+    unreadable =
+      `the NodePool's ${A.freeze} annotation ${JSON.stringify(raw.slice(0, 80))} is not an RFC 3339 time ` +
+      '(e.g. 2027-01-04T00:00:00Z); fix or remove it';
   if (ann !== null && ann > now) until = ann;
-  for (const f of policy?.spec.freezes ?? []) {
-    const s = Date.parse(f.start);
-    const e = Date.parse(f.end);
+  (policy?.spec.freezes ?? []).forEach((f, i) => {
+    const s = parseTime(f.start);
+    const e = parseTime(f.end);
+    if (s === null || e === null) {
+      unreadable ??= `spec.freezes[${i}] of RotationPolicy ${policy?.metadata.name ?? ''} is not two RFC 3339 times`;
+      return;
+    }
     if (s > now) wakeups.push(s);
     if (s <= now && now < e) until = Math.max(until ?? 0, e);
-  }
+  });
   if (until !== null) wakeups.push(until);
-  return until;
+  return { until, unreadable };
 }
 
 /**
@@ -138,7 +179,8 @@ type Static = Omit<PoolContext, 'snapshot' | 'idx' | 'pool' | 'wakeups'> & {
 function staticContext(s: Snapshot, pool: NodePool, policies: RotationPolicy[], now: number): Static {
   const gov = governingPolicy(pool, policies);
   const policy = gov.kind === 'governed' ? gov.policy : null;
-  const params = policy ? paramsOf(policy) : null;
+  const checked = policy ? paramsOf(policy) : null;
+  const params = checked?.params ?? null;
   const windows = params ? figuresFor(params, now) : null;
   const wakeups: number[] = [];
   const claims = s.nodeClaims;
@@ -160,7 +202,7 @@ function staticContext(s: Snapshot, pool: NodePool, policies: RotationPolicy[], 
   const next = calendar?.find((iv) => iv.end > now);
   if (next) wakeups.push(next.start > now ? next.start : next.end);
   const opensAt = calendar?.find((iv) => iv.start > now)?.start ?? null;
-  const frozen = frozenUntil(pool, policy, now, wakeups);
+  const frozen = freezeOf(pool, policy, now, wakeups);
   const shortLead =
     params && windows && !windows.empty
       ? shortLeadClaims({
@@ -178,7 +220,8 @@ function staticContext(s: Snapshot, pool: NodePool, policies: RotationPolicy[], 
     derivation,
     windowOpen: open,
     priorityClassMissing: noClass && policy ? placeholderPriorityClass(policy) : null,
-    frozenUntil: frozen,
+    frozenUntil: frozen.until,
+    freezeUnreadable: frozen.unreadable,
     wakeups,
     report: {
       nodePool: pool.metadata.name,
@@ -189,13 +232,14 @@ function staticContext(s: Snapshot, pool: NodePool, policies: RotationPolicy[], 
       // An occurrence still open at the calendar's edge may close later or never (24/7): not known, so null.
       windowClosesAt: open && next && next.end < calendarEnd(now) ? next.end : null,
       windowOpensAt: opensAt,
-      frozenUntil: frozen,
+      frozenUntil: frozen.until,
+      freezeUnreadable: frozen.unreadable,
       lastRotationAt: parseTime(pool.metadata.annotations?.[A.lastRotationAt]),
       lastFailureAt: parseTime(pool.metadata.annotations?.[A.lastFailureAt]),
       shortLead,
       retryCountMax: Math.max(0, ...claims.map(retryCount)),
       figures: derivation?.figures ?? null,
-      findings: derivation?.findings ?? [],
+      findings: checked?.invalid ? [checked.invalid] : (derivation?.findings ?? []),
     },
   };
 }
@@ -226,7 +270,7 @@ function step(s: Snapshot, poolName: string, st: Static): Step {
   const c: PoolContext = { ...rest, snapshot: s, idx: indexSnapshot(s), pool, wakeups: [...st.wakeups] };
   const anchor = pool.metadata.annotations?.[A.activeRotation];
   // With a rotation in flight no candidate is picked; decidePool counts them once, on the final state.
-  const eligible = anchor ? { count: 0, first: undefined } : candidates(c);
+  const eligible = anchor ? { count: 0, first: undefined, all: [] } : candidates(c);
   const base = {
     ...report,
     candidates: eligible.count,
@@ -307,6 +351,18 @@ function decidePool(slice: Snapshot, poolName: string, policies: RotationPolicy[
     requeueAt: future.length ? Math.min(...future) : null,
     missingPods: last?.missingPods ?? [],
   };
+}
+
+/**
+ * The context one NodePool's decision reads, without deciding: for judging one write on a snapshot read for it
+ * (justify.ts, through the controller's executor). Null when the snapshot has no such NodePool.
+ */
+export function poolContext(snapshot: Snapshot, poolName: string, now: number): PoolContext | null {
+  const slice = poolSlices(snapshot).get(poolName);
+  const pool = slice?.nodePools[0];
+  if (!slice || !pool) return null;
+  const { report: _report, ...rest } = staticContext(slice, pool, snapshot.policies, now);
+  return { ...rest, snapshot: slice, idx: indexSnapshot(slice), pool, wakeups: [] };
 }
 
 /** The decision for every NodePool, in name order. Pure: the snapshot and `now` are all it reads. */

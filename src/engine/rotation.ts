@@ -5,13 +5,13 @@ import { BUFFER_SECONDS, UNSET_TGP_FALLBACK_SECONDS } from '../derivation/derive
 import { formatGoDuration, parseDuration } from '../util/duration.js';
 import { A, ANCHOR_SET, DRAINING, FORCEFUL_FALLBACK, parseTime, rfc3339, STATE } from './annotations.js';
 import { retryAt, retryCount } from './candidates.js';
-import type { PoolContext } from './context.js';
+import { frozenBecause, type PoolContext } from './context.js';
 import { cordon, freeze, unfreeze } from './markers.js';
 import { DEFAULT_IMAGE, placeholderPod, placeholderPriorityClass, sizePlaceholder, surgeReady } from './placeholder.js';
 import type { Action, Observation, Ref } from './types.js';
 import { annotate, claimRef, createPod, deleteNodeClaim, deletePod, event, observe, poolRef } from './actions.js';
 import { startGate } from './start.js';
-import { isPlaceholder } from './identity.js';
+import { candidateDeletable, surgeReapable } from './justify.js';
 import { eligibleFrom } from './candidates.js';
 
 export interface Progress {
@@ -34,11 +34,20 @@ const observeIn = (
   labels?: Record<string, string>,
 ): Action => observe(c.pool.metadata.name, metric, value, why, labels);
 
-/** Remove the placeholder and every marker of this rotation (nodes carrying surge-for, and the candidate). */
-function release(c: PoolContext, name: string, why: string): Action[] {
+/**
+ * Remove the placeholder and every marker of this rotation: nodes carrying surge-for, the candidate, and the
+ * surge-for link on a surge NodeClaim that is kept (`reaped` is being deleted): once the rotation is over,
+ * nothing may mark that claim as ours to delete.
+ */
+function release(c: PoolContext, name: string, why: string, reaped?: string): Action[] {
   const out: Action[] = [];
   const ph = c.idx.placeholderFor(name);
   if (ph) out.push(deletePod(ph, why));
+  for (const linked of c.idx.claimsOf(c.pool.metadata.name))
+    if (linked.metadata.annotations?.[A.surgeFor] === name && linked.metadata.name !== reaped)
+      out.push(
+        annotateClaim(linked.metadata.name, {}, [A.surgeFor], `${why}: ${linked.metadata.name} is no longer its surge`),
+      );
   const nodes = new Map(c.idx.nodesMarkedFor(name).map((n) => [n.metadata.name, n]));
   const claim = c.idx.claim(name);
   const cand = claim ? c.idx.nodeOfClaim(claim) : undefined;
@@ -60,47 +69,17 @@ function drainBoundSeconds(claim: NodeClaim): number {
   return tgp + BUFFER_SECONDS;
 }
 
-/**
- * The induced surge NodeClaim, for reaping: persisted, else from the placeholder, else the one unregistered newcomer.
- */
-function surgeClaimOf(c: PoolContext, claim: NodeClaim, startedAt: number): NodeClaim | undefined {
-  const persisted = claim.metadata.annotations?.[A.surgeClaim];
-  if (persisted) return c.idx.claim(persisted);
-  const ph = c.idx.placeholderFor(claim.metadata.name);
-  const host = ph?.spec.nodeName ? c.idx.node(ph.spec.nodeName) : undefined;
-  if (host) return c.idx.claimOfNode(host);
-  const newcomers = c.idx
-    .claimsOf(c.pool.metadata.name)
-    .filter(
-      (x) =>
-        x.metadata.name !== claim.metadata.name &&
-        (parseTime(x.metadata.creationTimestamp) ?? 0) > startedAt &&
-        !c.idx.nodeOfClaim(x),
-    );
-  return newcomers.length === 1 ? newcomers[0] : undefined;
-}
-
-/**
- * Both reap guards of §3.8: created after started-at, and its node hosts nothing but the placeholder and DaemonSets.
- */
-function reapable(c: PoolContext, surge: NodeClaim, startedAt: number): boolean {
-  if (surge.metadata.deletionTimestamp) return false;
-  if ((parseTime(surge.metadata.creationTimestamp) ?? 0) <= startedAt) return false;
-  const node = c.idx.nodeOfClaim(surge);
-  if (!node) return true;
-  return c.idx
-    .podsOn(node.metadata.name)
-    .every((p) => isPlaceholder(p) || p.metadata.ownerReferences?.some((o) => o.kind === 'DaemonSet'));
-}
-
 /** readyTimeout elapsed (or the freeze outlasted it): reap, remove, unfreeze, record the failure, release the gate. */
-function rollBack(c: PoolContext, claim: NodeClaim, startedAt: number, why: string): Action[] {
+function rollBack(c: PoolContext, claim: NodeClaim, why: string): Action[] {
   const name = claim.metadata.name;
   const out: Action[] = [];
-  const surge = surgeClaimOf(c, claim, startedAt);
-  if (surge && reapable(c, surge, startedAt))
-    out.push(deleteNodeClaim(surge, `reap the surge NodeClaim induced for ${name}: ${why}`));
-  out.push(...release(c, name, why));
+  // Only the surge claim linked both ways by what we persisted is ours to reap (never a guess); one whose link
+  // was never persisted is left to Karpenter, which removes an empty node or an unregistered claim itself.
+  const persisted = claim.metadata.annotations?.[A.surgeClaim];
+  const surge = persisted ? c.idx.claim(persisted) : undefined;
+  const reap = surge && surgeReapable(c, claim, surge) === null ? surge : undefined;
+  if (reap) out.push(deleteNodeClaim(reap, `reap the surge NodeClaim induced for ${name}: ${why}`));
+  out.push(...release(c, name, why, reap?.metadata.name));
   out.push(
     annotateClaim(
       name,
@@ -113,6 +92,23 @@ function rollBack(c: PoolContext, claim: NodeClaim, startedAt: number, why: stri
   out.push(observeIn(c, 'completed', 1, why, { outcome: 'failure' }));
   out.push(event(claimRef(name), 'RotationFailed', `${why}; rolled back, retry after backoff`));
   return out;
+}
+
+/** A drain that never began and may not begin now: undo ours, record the failure, release the gate. */
+function abandon(c: PoolContext, claim: NodeClaim, why: string): Action[] {
+  const name = claim.metadata.name;
+  return [
+    ...release(c, name, why),
+    annotateClaim(
+      name,
+      { [A.state]: STATE.failed, [A.failedAt]: rfc3339(c.now), [A.retryCount]: String(retryCount(claim) + 1) },
+      [A.startedAt, A.surgeClaim],
+      why,
+    ),
+    clearAnchor(c, why, { [A.lastFailureAt]: rfc3339(c.now) }),
+    observeIn(c, 'completed', 1, why, { outcome: 'failure' }),
+    event(claimRef(name), 'RotationFailed', `${why}; nothing was deleted, Karpenter's expiry remains the backstop`),
+  ];
 }
 
 /** The old NodeClaim is gone: success if we had started its drain, otherwise Karpenter expired it first. */
@@ -193,10 +189,10 @@ function pending(c: PoolContext, claim: NodeClaim): Progress {
   c.wakeups.push(deadline + 1000);
   if (c.now > deadline) {
     const why =
-      c.frozenUntil !== null
+      frozenBecause(c) !== null
         ? `the freeze outlasted readyTimeout ${formatGoDuration(p.readyTimeout)}`
         : `no surge node was Ready within readyTimeout ${formatGoDuration(p.readyTimeout)}`;
-    return { ...none, actions: rollBack(c, claim, startedAt, why) };
+    return { ...none, actions: rollBack(c, claim, why) };
   }
   const actions: Action[] = [];
   // Passive bookkeeping, also while frozen: markers on the candidate, and the surge claim once visible.
@@ -210,24 +206,24 @@ function pending(c: PoolContext, claim: NodeClaim): Progress {
   const host = ph?.spec.nodeName ? c.idx.node(ph.spec.nodeName) : undefined;
   if (host && host.metadata.name !== node?.metadata.name) {
     const surge = c.idx.claimOfNode(host);
+    const bound = `the placeholder for ${name} is bound to ${host.metadata.name}`;
+    // The link is persisted both ways, from what the scheduler did (the bind), never inferred: the old claim
+    // names its surge (the reference's key), and the surge claim names its rotation (ours, additive), which is
+    // what a reap checks and what the admission policy requires before it lets us delete a claim we did not mark.
     if (surge && ann[A.surgeClaim] !== surge.metadata.name)
-      actions.push(
-        annotateClaim(
-          name,
-          { [A.surgeClaim]: surge.metadata.name },
-          [],
-          `the placeholder for ${name} is bound to ${host.metadata.name}`,
-        ),
-      );
+      actions.push(annotateClaim(name, { [A.surgeClaim]: surge.metadata.name }, [], bound));
+    if (surge && surge.metadata.annotations?.[A.surgeFor] !== name && !surge.metadata.deletionTimestamp)
+      actions.push(annotateClaim(surge.metadata.name, { [A.surgeFor]: name }, [], bound));
     actions.push(...freeze(host, name, `protect the surge node for ${name}`));
   }
-  if (c.frozenUntil !== null) return { actions, waiting: 'frozen: escalation is suspended', drainStuck: false };
+  const frozen = frozenBecause(c);
+  if (frozen !== null) return { actions, waiting: `${frozen}: escalation is suspended`, drainStuck: false };
   // The API would refuse the placeholder on every pass until readyTimeout, the candidate cordoned all along:
   // roll back now, and the start gate holds further attempts until the PriorityClass exists.
   if (!ph && c.priorityClassMissing !== null)
     return {
       ...none,
-      actions: rollBack(c, claim, startedAt, `placeholder PriorityClass "${c.priorityClassMissing}" does not exist`),
+      actions: rollBack(c, claim, `placeholder PriorityClass "${c.priorityClassMissing}" does not exist`),
     };
   if (!ph) {
     const pods = node ? c.idx.podsOn(node.metadata.name) : [];
@@ -269,6 +265,10 @@ function pending(c: PoolContext, claim: NodeClaim): Progress {
   }
   const ready = surgeReady(ph, node?.metadata.name, c.pool.metadata.name, c.idx);
   if ('notReady' in ready) return { actions, waiting: ready.notReady, drainStuck: false };
+  // The delete that follows must be one the executor's fresh check will also allow (S2): what the operator set
+  // since the start (a do-not-disrupt, a budget) rolls the attempt back instead.
+  const refused = candidateDeletable(c, claim, 'surge', c.now);
+  if (refused !== null) return { ...none, actions: rollBack(c, claim, `the drain may not begin: ${refused}`) };
   // Surge ready: delete the old claim. The placeholder stays bound on the surge node through the drain (design
   // §3.3 "Capacity reservation semantics"): it holds the room until the evicted workload preempts it (negative
   // priority, preemptionPolicy Never), and it is removed only when the rotation ends (complete, rollback,
@@ -324,6 +324,17 @@ function draining(c: PoolContext, claim: NodeClaim): Progress {
   // not recreated here: the room it held is the evicted workload's now.
   const deleting = parseTime(claim.metadata.deletionTimestamp);
   if (deleting === null) {
+    // Marked draining but not deleted (a crash between the two writes, or a state someone else wrote): the
+    // delete is re-issued only if it is still justified now, as if it were being decided afresh (S2);
+    // otherwise the attempt is abandoned and Karpenter's own expiry stays the backstop.
+    const mode = ann[A.rotationMode] === FORCEFUL_FALLBACK ? FORCEFUL_FALLBACK : 'surge';
+    const refused = candidateDeletable(c, claim, mode, parseTime(ann[A.drainingAt]) ?? c.now);
+    if (refused !== null)
+      return {
+        actions: abandon(c, claim, `the drain of ${name} may not begin: ${refused}`),
+        waiting: null,
+        drainStuck: false,
+      };
     actions.push(deleteNodeClaim(claim, `${name} is marked draining but not deleted yet (resuming after a crash)`));
     return { actions, waiting: 'draining', drainStuck: false };
   }

@@ -5,9 +5,10 @@ import { hasFatal } from '../derivation/findings.js';
 import { occurrences, TICK_SECONDS } from '../schedule/windows.js';
 import { A, DRAINING, FORCEFUL_FALLBACK, parseTime, rfc3339, STATE } from './annotations.js';
 import { byDeadline, claimRotationBound, deadlineOf, notCandidateBecause } from './candidates.js';
-import type { PoolContext } from './context.js';
+import { frozenBecause, type PoolContext } from './context.js';
 import type { PolicyParams } from '../derivation/params.js';
 import { headroomShortfall, sizePlaceholder } from './placeholder.js';
+import { budgetBlocks, podProtection } from './protection.js';
 import { annotate, claimRef, deleteNodeClaim, event, observe, poolRef } from './actions.js';
 import type { Action } from './types.js';
 
@@ -27,13 +28,14 @@ function pauseAfter(key: string, seconds: (p: PolicyParams) => number, what: str
 
 const gates: Gate[] = [
   (c) => (c.policy === null ? 'not governed by exactly one RotationPolicy' : null),
+  (c) => (c.params === null ? `RotationPolicy ${c.policy?.metadata.name ?? ''} is invalid (InvalidPolicy)` : null),
   (c) => {
     const fatal = c.derivation?.findings.filter((f) => f.severity === 'fatal') ?? [];
     return hasFatal(fatal) ? `the policy cannot work here: ${fatal.map((f) => f.reason).join(', ')}` : null;
   },
   (c) => (c.params?.suspend ? 'the policy is suspended' : null),
   (c) => (c.windowOpen ? null : 'outside the maintenance window'),
-  (c) => (c.frozenUntil !== null ? `frozen until ${rfc3339(c.frozenUntil)}` : null),
+  frozenBecause,
   // Gate A: the settle pause after a success; gate B: the pause after a failure (ADR-0004).
   pauseAfter(A.lastRotationAt, (p) => p.cooldownAfter, 'cooling down after the last rotation'),
   pauseAfter(A.lastFailureAt, (p) => p.failurePause, 'pausing after a failed attempt'),
@@ -52,21 +54,23 @@ export interface Candidates {
   count: number;
   /** The first in rotation order (earliest deadline, then oldest, then name), if any. */
   first: NodeClaim | undefined;
+  /** Every eligible claim, unordered (sorted only when the first is held by a Pod's do-not-disrupt). */
+  all: NodeClaim[];
 }
 
 /** The eligible claims: how many, and which goes first. Only the head is ever needed, so no full sort. */
 export function candidates(c: PoolContext): Candidates {
-  if (!c.params || !c.windows) return { count: 0, first: undefined };
+  if (!c.params || !c.windows) return { count: 0, first: undefined, all: [] };
   const p = c.params;
   const period = c.windows.periodSeconds;
-  let count = 0;
   let first: NodeClaim | undefined;
+  const all: NodeClaim[] = [];
   for (const claim of c.idx.claimsOf(c.pool.metadata.name)) {
     if (notCandidateBecause(claim, p, period, c.now, c.idx) !== null) continue;
-    count++;
+    all.push(claim);
     if (!first || byDeadline(claim, first) < 0) first = claim;
   }
-  return { count, first };
+  return { count: all.length, first, all };
 }
 
 /**
@@ -109,11 +113,38 @@ export interface Start {
   idle: string | null;
 }
 
+/** Candidates whose Pods are looked at for do-not-disrupt in one decision before it gives up until the next. */
+const MAX_POD_PROTECTED = 8;
+
+/**
+ * The first candidate in rotation order that no Pod on its node protects (the claim and Node annotations are
+ * already part of candidacy), or why none may start.
+ */
+function unprotected(c: PoolContext, eligible: Candidates): { claim: NodeClaim } | { idle: string } {
+  const budget = budgetBlocks(c.pool, c.idx.claimsOf(c.pool.metadata.name), c.now);
+  if (budget !== null) return { idle: `disruption budget: ${budget}` };
+  const first = eligible.first;
+  if (!first) return { idle: 'no candidate' };
+  const podsProtect = (claim: NodeClaim): string | null => {
+    const node = c.idx.nodeOfClaim(claim);
+    return node ? podProtection(c.idx.podsOn(node.metadata.name), c.now) : null;
+  };
+  const why = podsProtect(first);
+  if (why === null) return { claim: first };
+  const rest = eligible.all
+    .filter((x) => x !== first)
+    .sort(byDeadline)
+    .slice(0, MAX_POD_PROTECTED - 1);
+  for (const claim of rest) if (podsProtect(claim) === null) return { claim };
+  return { idle: `the first candidates are protected by their Pods (${why})` };
+}
+
 export function start(c: PoolContext, eligible: Candidates): Start {
   const blocked = startGate(c);
   if (blocked !== null) return { actions: [], idle: blocked };
-  const cand = eligible.first;
-  if (!cand || !c.params) return { actions: [], idle: 'no candidate' };
+  const picked = unprotected(c, eligible);
+  if ('idle' in picked || !c.params) return { actions: [], idle: 'idle' in picked ? picked.idle : 'no candidate' };
+  const cand = picked.claim;
   const name = cand.metadata.name;
   const pool = c.pool.metadata.name;
   const anchor = (set: Record<string, string>, why: string): Action =>

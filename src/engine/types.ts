@@ -86,6 +86,8 @@ export interface PoolReport {
   windowOpensAt: number | null;
   /** Epoch ms until which a freeze holds, or null. */
   frozenUntil: number | null;
+  /** A freeze that cannot be read (fail closed: it holds everything until fixed), or null. */
+  freezeUnreadable: string | null;
   /** The pool's `last-rotation-at` and `last-failure-at` (epoch ms), as the engine last wrote them. */
   lastRotationAt: number | null;
   lastFailureAt: number | null;

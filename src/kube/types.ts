@@ -65,6 +65,8 @@ export interface Pod {
   status?: {
     phase?: 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
     conditions?: { type: string; status: string; reason?: string }[];
+    /** RFC 3339: when the kubelet accepted the Pod (a duration-valued do-not-disrupt counts from it). */
+    startTime?: string;
   };
 }
 
