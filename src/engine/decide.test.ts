@@ -664,9 +664,12 @@ describe('start-up sweep', () => {
       },
       spec: { containers: [] },
     });
+    // Surge claims linked to a rotation: the live one's link stays, the stale one's is removed.
+    const staleSurge = claim('stale-surge', { createdAt: OLD, annotations: { [A.surgeFor]: 'stale' } });
+    const liveSurge = claim('live-surge', { createdAt: OLD, annotations: { [A.surgeFor]: 'live' } });
     const s = snapshot({
       pool: nodePool({ [A.activeRotation]: 'live' }),
-      claims: [stale, operator, live],
+      claims: [stale, operator, live, staleSurge, liveSurge],
       pods: [placeholder('stale'), placeholder('live')],
     });
     const actions = sweep(s);
@@ -675,7 +678,9 @@ describe('start-up sweep', () => {
       'annotate:Node/node-stale',
       'uncordon:node-stale',
       'annotate:NodeClaim/stale',
+      'annotate:NodeClaim/stale-surge',
     ]);
+    expect(ann(apply(s, actions, IN_WINDOW), 'nodeClaims', 'live-surge')).toEqual({ [A.surgeFor]: 'live' });
     const after = apply(s, actions, IN_WINDOW);
     expect(ann(after, 'nodes', 'node-op')).toEqual({ [A.doNotDisrupt]: 'true' });
     expect(after.nodes.find((n) => n.metadata.name === 'node-op')?.spec.unschedulable).toBe(true);

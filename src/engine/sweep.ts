@@ -26,6 +26,16 @@ export function sweep(s: Snapshot): Action[] {
       out.push(...unfreeze(node, `stale markers on ${node.metadata.name}: no anchored rotation`));
   }
   for (const claim of s.nodeClaims) {
+    const linkedTo = claim.metadata.annotations?.[A.surgeFor];
+    if (linkedTo !== undefined && !anchored.has(linkedTo))
+      out.push(
+        annotate(
+          claimRef(claim.metadata.name),
+          {},
+          [A.surgeFor],
+          `stale surge link: no rotation of ${linkedTo} is anchored`,
+        ),
+      );
     const state = claim.metadata.annotations?.[A.state];
     if ((state === STATE.pending || state === STATE.draining) && !anchored.has(claim.metadata.name)) {
       const why = `NodeClaim ${claim.metadata.name} is ${state} with no anchor (a crash between writes)`;
