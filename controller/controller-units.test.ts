@@ -2,9 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { PoolReport } from '../src/engine/types.js';
 import { A } from '../src/engine/annotations.js';
 import { eventObject } from './execute/events.js';
-import { annotationPatch, execute, type ExecutorDeps } from './execute/executor.js';
-import { ApiError, type KubeClient } from './kube/client.js';
-import type { Action } from '../src/engine/types.js';
+import { annotationPatch } from './execute/executor.js';
 import { actionKey, matchesFailpoint } from './execute/failpoint.js';
 import { parseBindAddress } from './http.js';
 import { toRecord } from './leader/lease-store.js';
@@ -409,56 +407,5 @@ describe('failpoint keys (crash tests)', () => {
     expect(matchesFailpoint(fp, k2)).toBe(false);
     expect(matchesFailpoint(`annotate:NodePool:${A.activeRotationState}`, k2)).toBe(true);
     expect(actionKey({ type: 'cordon', node: 'n', reason: 'r' })).toBe('cordon');
-  });
-});
-
-describe('executor: what an API error on a write means', () => {
-  /** Deps whose client answers every request with `error` (none: success); the requests made are recorded. */
-  const deps = (error?: ApiError): { d: ExecutorDeps; calls: string[] } => {
-    const calls: string[] = [];
-    const client = {
-      request: (method: string, path: string) => {
-        calls.push(`${method} ${path}`);
-        return error ? Promise.reject(error) : Promise.resolve({});
-      },
-    } as unknown as KubeClient;
-    const d: ExecutorDeps = { client, resourceVersionOf: () => '1', onEvent: async () => {}, onObserve: () => {} };
-    return { d, calls };
-  };
-  const reason = 'test';
-  const notFound = new ApiError(404, 'NotFound', 'nodes "n" not found');
-  const unavailable = new ApiError(503, 'ServiceUnavailable', 'the server is currently unable to handle the request');
-
-  it.each([
-    {
-      reason: 'uncordon of a Node already gone (Karpenter deleted it with its claim): nothing left to clear',
-      action: { type: 'uncordon', node: 'n', reason } satisfies Action,
-      error: notFound,
-      rejects: false,
-    },
-    {
-      reason: 'cordon of a Node already gone: the next pass sees it gone',
-      action: { type: 'cordon', node: 'n', reason } satisfies Action,
-      error: notFound,
-      rejects: false,
-    },
-    {
-      reason: 'uncordon refused for another cause: the pass ends and is retried after backoff',
-      action: { type: 'uncordon', node: 'n', reason } satisfies Action,
-      error: unavailable,
-      rejects: true,
-    },
-    {
-      reason: 'delete of a claim already gone: done',
-      action: { type: 'deleteNodeClaim', name: 'c', uid: 'u', reason } satisfies Action,
-      error: notFound,
-      rejects: false,
-    },
-  ])('$reason', async ({ action, error, rejects }) => {
-    const { d, calls } = deps(error);
-    const run = execute(action, d);
-    if (rejects) await expect(run).rejects.toBe(error);
-    else await expect(run).resolves.toBeUndefined();
-    expect(calls).toHaveLength(1);
   });
 });

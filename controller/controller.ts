@@ -12,9 +12,10 @@ import type { RotationPolicy } from '../src/generated/api-types.js';
 import type { NodeClaim, NodePool } from '../src/karpenter/types.js';
 import type { Node, Pod } from '../src/kube/types.js';
 import { EventRecorder } from './execute/events.js';
-import { execute, LostRace, PATHS, type ExecutorDeps } from './execute/executor.js';
+import { execute, LostRace, PATHS, Refused, type ExecutorDeps } from './execute/executor.js';
+import { freshSnapshot, podsOfNode } from './execute/fresh.js';
 import { failpoint } from './execute/failpoint.js';
-import type { KubeClient } from './kube/client.js';
+import { isConflict, isNotFound, type KubeClient } from './kube/client.js';
 import { Reflector } from './kube/reflector.js';
 import { NODE, NODECLAIM, NODEPOOL, pick, POD, PRIORITYCLASS, ROTATIONPOLICY } from './kube/shape.js';
 import type { Logger } from './log.js';
@@ -207,15 +208,33 @@ export class Controller {
     };
   }
 
+  /** The Pods of the nodes, every page, bounded per node (a larger list is not trusted: the pass fails). */
   private async podsOn(nodes: readonly string[], signal: AbortSignal): Promise<Pod[]> {
     const out: Pod[] = [];
-    for (const node of nodes) {
-      const list = await this.o.client.request<{ items: unknown[] }>('GET', '/api/v1/pods', {
-        query: { fieldSelector: `spec.nodeName=${node}` },
-        signal,
-      });
-      for (const item of list.items) out.push(pick(item, POD) as Pod);
-    }
+    for (const node of nodes) out.push(...(await podsOfNode(this.o.client, node, signal)));
+    return out;
+  }
+
+  /**
+   * The resourceVersion of every object of a decision, taken in the same synchronous step as the objects: the
+   * preconditions of the writes the decision makes (a watch event that arrives while the pass awaits moves the
+   * cache, never these).
+   */
+  private versionsOf(w: {
+    nodePools: readonly NodePool[];
+    nodeClaims: readonly NodeClaim[];
+    nodes: readonly Node[];
+  }): Map<string, string> {
+    const out = new Map<string, string>();
+    const take = <T extends { metadata: { name: string } }>(kind: string, r: Reflector<T>, list: readonly T[]) => {
+      for (const o of list) {
+        const rv = r.resourceVersionOf(o.metadata.name);
+        if (rv) out.set(versionKey(kind, o.metadata.name), rv);
+      }
+    };
+    take('NodePool', this.nodePools, w.nodePools);
+    take('NodeClaim', this.nodeClaims, w.nodeClaims);
+    take('Node', this.nodes, w.nodes);
     return out;
   }
 
@@ -228,6 +247,7 @@ export class Controller {
     if (!pool) return { requeueAt: null };
     const log = this.o.log.with({ nodepool: poolName });
     const w = this.world(pool);
+    const versions = this.versionsOf(w);
     const now = this.o.clock.now();
     let nodes = anchoredNodes(w);
     let pods = await this.podsOn(nodes, signal);
@@ -239,7 +259,7 @@ export class Controller {
       decision = decide(poolSnapshot(w, pods, nodes), now);
     }
     const mine = decision.pools.find((p) => p.nodePool === poolName) as PoolDecision;
-    await this.carryOut(mine.actions, log.with(activeClaim(mine)), signal);
+    await this.carryOut(mine.actions, versions, log.with(activeClaim(mine)), signal);
     this.reports.set(poolName, mine.report);
     this.o.metrics.report(mine.report, mine.report.windowOpen);
     await this.events.level(poolName, levelWarnings(mine.report));
@@ -247,15 +267,23 @@ export class Controller {
     return { requeueAt: mine.requeueAt };
   }
 
-  private async carryOut(actions: readonly Action[], log: Logger, signal: AbortSignal): Promise<void> {
+  private async carryOut(
+    actions: readonly Action[],
+    versions: Map<string, string>,
+    log: Logger,
+    signal: AbortSignal,
+  ): Promise<void> {
     const deps: ExecutorDeps = {
       client: this.o.client,
-      resourceVersionOf: (kind, name, ns) => {
-        const r = { NodePool: this.nodePools, NodeClaim: this.nodeClaims, Node: this.nodes, Pod: this.placeholders }[
-          kind
-        ] as Reflector<unknown>;
-        return r.resourceVersionOf(ns ? `${ns}/${name}` : name);
-      },
+      resourceVersionOf: (kind, name) => versions.get(versionKey(kind, name)),
+      wrote: (kind, name, _ns, rv) => versions.set(versionKey(kind, name), rv),
+      fresh: (a) =>
+        freshSnapshot(
+          { client: this.o.client, namespace: this.o.namespace, withDefaults: (p) => this.withDefaults(p) },
+          a.nodePool,
+          a.target,
+        ),
+      now: () => this.o.clock.now(),
       onEvent: (a) => this.events.emit({ target: a.target, type: a.eventType, reason: a.eventReason, note: a.message }),
       onObserve: (a) => this.o.metrics.observe(a.metric, a.nodePool, a.value, a.labels),
     };
@@ -268,7 +296,13 @@ export class Controller {
         this.afterWrite(a);
       } catch (e) {
         if (e instanceof LostRace) {
-          log.info('lost the race for the anchor; deciding again from fresh state', { reason: e.message });
+          log.info('lost a race: the object changed since it was read; deciding again from fresh state', {
+            reason: e.message,
+          });
+          throw e;
+        }
+        if (e instanceof Refused) {
+          log.warn('destructive write refused on fresh state; nothing written, the pass ends', { reason: e.message });
           throw e;
         }
         log.error('write failed; the pass ends and resumes from the objects', { ...describe(a), error: errorText(e) });
@@ -287,9 +321,14 @@ export class Controller {
       namespace: this.o.namespace,
       podsOfNodes: [],
     });
+    const versions = this.versionsOf({
+      nodePools: this.nodePools.list(),
+      nodeClaims: this.nodeClaims.list(),
+      nodes: this.nodes.list(),
+    });
     const actions = sweep(s);
     if (actions.length > 0) this.o.log.info('start-up sweep', { actions: actions.length });
-    await this.carryOut(actions, this.o.log.with({ phase: 'sweep' }), new AbortController().signal);
+    await this.carryOut(actions, versions, this.o.log.with({ phase: 'sweep' }), new AbortController().signal);
   }
 
   /** Schema errors of a policy, once per object (watched objects are replaced, never changed in place). */
@@ -319,10 +358,17 @@ export class Controller {
         now: rfc3339(this.o.clock.now()),
       });
       if (!statusChanged(prev, next)) continue;
-      await this.o.client.request('PATCH', `${ROTATIONPOLICIES}/${name}/status`, {
-        contentType: 'application/merge-patch+json',
-        body: { status: next },
-      });
+      // Conditioned on the version this status was computed from: a concurrent writer's status is never replaced
+      // by one that did not see it (409: the next pass computes it again).
+      const rv = this.policies.resourceVersionOf(name);
+      try {
+        await this.o.client.request('PATCH', `${ROTATIONPOLICIES}/${name}/status`, {
+          contentType: 'application/merge-patch+json',
+          body: { metadata: { resourceVersion: rv }, status: next },
+        });
+      } catch (e) {
+        if (!isConflict(e) && !isNotFound(e)) throw e;
+      }
     }
   }
 }
@@ -389,6 +435,7 @@ function specOrMetaChanged(prev: RotationPolicy, cur: RotationPolicy): boolean {
   return canonicalJson([prevMeta, prev.spec]) !== canonicalJson([curMeta, cur.spec]);
 }
 
+const versionKey = (kind: string, name: string): string => `${kind}/${name}`;
 const keyOfPod = (p: Pod): string => `${p.metadata.namespace ?? ''}/${p.metadata.name}`;
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 

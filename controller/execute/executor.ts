@@ -1,15 +1,23 @@
-// Carries the engine's actions out through the API, each idempotently and touching only what is ours:
-//  - annotations by JSON merge patch of exactly our keys (never the whole map; `null` removes a key);
-//  - the anchor write (an annotate with onlyIfAbsent) is conditioned on the resourceVersion the decision
-//    saw, so of two writers exactly one wins and the loser's pass ends and starts again from fresh state;
-//  - NodeClaim deletes carry a UID precondition, so a claim re-created under the same name is never hit;
+// Carries the engine's actions out through the API, each idempotently, touching only what is ours, and each
+// write conditioned on the state the decision read (issue 17, docs/safety.md):
+//  - annotations, cordons and uncordons are JSON merge patches of exactly our keys (never the whole map; `null`
+//    removes a key) carrying the resourceVersion the decision read (and, after our own write, the version that
+//    write returned): if anyone changed the object since, the apiserver answers 409, nothing is written, and the
+//    pass ends and decides again from fresh state (LostRace) — so an operator's edit in between is never
+//    overwritten by a decision that did not see it;
+//  - a NodeClaim delete is judged again (src/engine/justify.ts) on state read from the API for that write
+//    (fresh.ts), and is preconditioned on the UID and resourceVersion of exactly the claim judged; a claim with no
+//    UID is never deleted; a refusal ends the pass (Refused) and nothing is written;
+//  - a placeholder delete is preconditioned on its UID, so a same-named successor is never hit;
 //  - "already exists" on create and "not found" on delete mean the work is done, and so does "not found" on a
-//    cordon or uncordon: a Node that is gone has no scheduling flag or marker of ours left to set or clear;
+//    cordon, uncordon or annotation: a Node that is gone has no scheduling flag or marker of ours left;
 //  - any other failure throws: the pass ends, and the next pass resumes from the objects (state lives only on
 //    them), after the queue's backoff.
 import { A } from '../../src/engine/annotations.js';
-import type { Action, Ref } from '../../src/engine/types.js';
-import { ApiError, isConflict, isNotFound, type KubeClient } from '../kube/client.js';
+import { poolContext } from '../../src/engine/decide.js';
+import { deleteJustification } from '../../src/engine/justify.js';
+import type { Action, Ref, Snapshot } from '../../src/engine/types.js';
+import { ApiError, isConflict, isNotFound, type Json, type KubeClient } from '../kube/client.js';
 
 export interface Paths {
   /** The collection path of a kind (and namespace, for Pods). */
@@ -42,32 +50,40 @@ export function annotationPatch(set: Record<string, string>, remove: readonly st
 }
 
 export interface ExecutorDeps {
-  client: KubeClient;
-  /** The resourceVersion the decision saw for an object (the anchor write's precondition). */
+  client: Pick<KubeClient, 'request'>;
+  /**
+   * The resourceVersion of the object as the decision read it (then as our own last write left it): the
+   * precondition of every patch. Undefined: not read by the decision; the write is not made.
+   */
   resourceVersionOf: (kind: Ref['kind'], name: string, namespace?: string) => string | undefined;
+  /** Records the resourceVersion a write of ours returned, for the next write to the same object in the pass. */
+  wrote: (kind: Ref['kind'], name: string, namespace: string | undefined, resourceVersion: string) => void;
+  /** State read from the API for one NodeClaim delete (fresh.ts); null when the NodePool is gone. */
+  fresh: (a: Extract<Action, { type: 'deleteNodeClaim' }>) => Promise<Snapshot | null>;
+  /** Wall-clock now, for the judgement of a delete. */
+  now: () => number;
   /** Events and metric samples are not API writes of state: handed to these sinks. */
   onEvent: (a: Extract<Action, { type: 'event' }>) => Promise<void>;
   onObserve: (a: Extract<Action, { type: 'observe' }>) => void;
 }
 
-/** Thrown when the anchor write lost a race: not an error, but the pass must end and start again. */
+/** The object changed since the decision read it (409 on a conditioned write): end the pass, decide again. */
 export class LostRace extends Error {}
+
+/** A destructive write the judgement on fresh state does not allow: nothing is written; the pass ends. */
+export class Refused extends Error {}
 
 export async function execute(a: Action, d: ExecutorDeps): Promise<void> {
   switch (a.type) {
     case 'annotate':
-      return annotate(a, d);
+      return patch(a.target, { metadata: { annotations: annotationPatch(a.set, a.remove) } }, d);
     case 'cordon':
     case 'uncordon': {
       const on = a.type === 'cordon';
-      return ignoreNotFound(
-        d.client.request('PATCH', `${PATHS.of('Node')}/${a.node}`, {
-          contentType: MERGE,
-          body: {
-            spec: { unschedulable: on ? true : null },
-            metadata: { annotations: { [A.cordoned]: on ? 'true' : null } },
-          },
-        }),
+      return patch(
+        { kind: 'Node', name: a.node },
+        { spec: { unschedulable: on ? true : null }, metadata: { annotations: { [A.cordoned]: on ? 'true' : null } } },
+        d,
       );
     }
     case 'createPod': {
@@ -82,45 +98,68 @@ export async function execute(a: Action, d: ExecutorDeps): Promise<void> {
     case 'deletePod':
       return ignoreNotFound(
         d.client.request('DELETE', `${PATHS.of('Pod', a.namespace)}/${a.name}`, {
-          body: { apiVersion: 'v1', kind: 'DeleteOptions' },
+          body: { apiVersion: 'v1', kind: 'DeleteOptions', ...(a.uid ? { preconditions: { uid: a.uid } } : {}) },
         }),
       );
     case 'deleteNodeClaim':
-      return ignoreNotFound(
-        d.client.request('DELETE', `${PATHS.of('NodeClaim')}/${a.name}`, {
-          body: {
-            apiVersion: 'v1',
-            kind: 'DeleteOptions',
-            ...(a.uid ? { preconditions: { uid: a.uid } } : {}),
-          },
-        }),
-      );
+      return deleteClaim(a, d);
     case 'event':
       return d.onEvent(a);
     case 'observe':
       d.onObserve(a);
       return;
+    default:
+      return unreachable(a);
   }
 }
 
-async function annotate(a: Extract<Action, { type: 'annotate' }>, d: ExecutorDeps): Promise<void> {
-  const metadata: Record<string, unknown> = { annotations: annotationPatch(a.set, a.remove) };
-  if (a.onlyIfAbsent) {
-    const rv = d.resourceVersionOf(a.target.kind, a.target.name, a.target.namespace);
-    if (!rv) throw new LostRace(`${a.target.kind} ${a.target.name} is not in the cache`);
-    // A merge patch that carries metadata.resourceVersion is applied only if it is still current (409 else).
-    metadata.resourceVersion = rv;
-  }
+function unreachable(a: never): never {
+  throw new Error(`unknown action ${JSON.stringify(a)}`);
+}
+
+/** A merge patch conditioned on the resourceVersion the decision read. */
+async function patch(target: Ref, body: { metadata: Record<string, unknown>; spec?: unknown }, d: ExecutorDeps) {
+  const rv = d.resourceVersionOf(target.kind, target.name, target.namespace);
+  if (!rv) throw new LostRace(`${target.kind} ${target.name} was not read by this decision`);
   try {
-    await d.client.request('PATCH', `${PATHS.of(a.target.kind, a.target.namespace)}/${a.target.name}`, {
+    const out = await d.client.request<Json>('PATCH', `${PATHS.of(target.kind, target.namespace)}/${target.name}`, {
       contentType: MERGE,
-      body: { metadata },
+      body: { ...body, metadata: { ...body.metadata, resourceVersion: rv } },
+    });
+    const next = (out as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion;
+    if (next) d.wrote(target.kind, target.name, target.namespace, next);
+  } catch (e) {
+    if (isConflict(e)) throw new LostRace(`${target.kind} ${target.name} changed since it was read; deciding again`);
+    // The object is gone: nothing of ours to write on it; the next pass sees it gone.
+    if (isNotFound(e)) return;
+    throw e;
+  }
+}
+
+/** The S2 judgement again, on state read now from the API, then a delete of exactly the claim judged. */
+async function deleteClaim(a: Extract<Action, { type: 'deleteNodeClaim' }>, d: ExecutorDeps): Promise<void> {
+  const refuse = (why: string): never => {
+    throw new Refused(`delete of NodeClaim ${a.name} refused on state read for it: ${why}`);
+  };
+  if (!a.uid) refuse('the decision knew no UID for it');
+  const snapshot = await d.fresh(a);
+  const c = snapshot ? poolContext(snapshot, a.nodePool, d.now()) : null;
+  if (!c) return refuse(`NodePool ${a.nodePool} is gone`);
+  const claim = c.idx.claim(a.name);
+  if (!claim) return; // already gone: done
+  if (claim.metadata.uid !== a.uid) refuse('a different NodeClaim of that name exists now');
+  const why = deleteJustification(c, a.target);
+  if (why !== null) refuse(why);
+  if (c.idx.missingPods().length > 0) refuse(`the Pods of ${c.idx.missingPods().join(', ')} were not read`);
+  const rv = claim.metadata.resourceVersion;
+  if (!rv) refuse('it has no resourceVersion to precondition the delete on');
+  try {
+    await d.client.request('DELETE', `${PATHS.of('NodeClaim')}/${a.name}`, {
+      body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: a.uid, resourceVersion: rv } },
     });
   } catch (e) {
-    if (a.onlyIfAbsent && isConflict(e))
-      throw new LostRace(`${a.target.kind} ${a.target.name} changed since it was read; deciding again`);
-    // The object is gone: nothing of ours to write on it; the next pass sees it gone.
-    if (isNotFound(e) && !a.onlyIfAbsent) return;
+    if (isNotFound(e)) return;
+    if (isConflict(e)) throw new LostRace(`NodeClaim ${a.name} changed between its judgement and its delete`);
     throw e;
   }
 }

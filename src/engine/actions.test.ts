@@ -53,6 +53,7 @@ describe('the observation catalogue', () => {
 });
 
 describe('action builders', () => {
+  const cand = { role: 'candidate' as const, claim: 'c' };
   it.each([
     {
       title: 'an anchor write carries onlyIfAbsent',
@@ -72,14 +73,14 @@ describe('action builders', () => {
       expected: { type: 'annotate', target: poolRef('p'), set: {}, remove: [], reason: 'why' },
     },
     {
-      title: 'a NodeClaim delete is preconditioned on its UID when known',
-      action: deleteNodeClaim({ metadata: { name: 'c', uid: 'u1' }, spec: {} } as never, 'why'),
-      expected: { type: 'deleteNodeClaim', name: 'c', uid: 'u1', reason: 'why' },
+      title: 'a NodeClaim delete is preconditioned on its UID when known, and names what justifies it',
+      action: deleteNodeClaim({ metadata: { name: 'c', uid: 'u1' }, spec: {} } as never, 'p', cand, 'why'),
+      expected: { type: 'deleteNodeClaim', name: 'c', uid: 'u1', nodePool: 'p', target: cand, reason: 'why' },
     },
     {
       title: 'a NodeClaim delete without a known UID has no uid key',
-      action: deleteNodeClaim({ metadata: { name: 'c' }, spec: {} } as never, 'why'),
-      expected: { type: 'deleteNodeClaim', name: 'c', reason: 'why' },
+      action: deleteNodeClaim({ metadata: { name: 'c' }, spec: {} } as never, 'p', cand, 'why'),
+      expected: { type: 'deleteNodeClaim', name: 'c', nodePool: 'p', target: cand, reason: 'why' },
     },
     {
       title: 'an observation without labels has no labels key',

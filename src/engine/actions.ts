@@ -3,7 +3,7 @@
 // reason, an observation names a known metric, and a new action shape changes one file.
 import type { NodeClaim } from '../karpenter/types.js';
 import type { Pod } from '../kube/types.js';
-import type { Action, Ref } from './types.js';
+import type { Action, DeleteTarget, Ref } from './types.js';
 
 type EventType = 'Normal' | 'Warning';
 interface ReasonEntry {
@@ -133,14 +133,20 @@ export const deletePod = (pod: Pod, reason: string): Action => ({
   type: 'deletePod',
   namespace: pod.metadata.namespace as string,
   name: pod.metadata.name,
+  ...(pod.metadata.uid ? { uid: pod.metadata.uid } : {}),
   reason,
 });
 
-/** Delete through the API, preconditioned on the UID when known (never a same-named successor). */
-export const deleteNodeClaim = (claim: NodeClaim, reason: string): Action => ({
+/**
+ * Delete through the API, preconditioned on the UID (never a same-named successor) and judged again by the shell
+ * on fresh state (`target`, S2). A claim without a UID is never deleted: the shell refuses it.
+ */
+export const deleteNodeClaim = (claim: NodeClaim, nodePool: string, target: DeleteTarget, reason: string): Action => ({
   type: 'deleteNodeClaim',
   name: claim.metadata.name,
   ...(claim.metadata.uid ? { uid: claim.metadata.uid } : {}),
+  nodePool,
+  target,
   reason,
 });
 

@@ -10,6 +10,7 @@ import { frozenBecause, type PoolContext } from './context.js';
 import { protection } from './protection.js';
 import { surgeReady } from './placeholder.js';
 import { fallbackReason } from './start.js';
+import type { DeleteTarget } from './types.js';
 
 const DAY = 86_400_000;
 
@@ -105,8 +106,6 @@ export function surgeReapable(c: PoolContext, old: NodeClaim, surge: NodeClaim):
   }
   return null;
 }
-
-export type DeleteTarget = { role: 'candidate'; claim: string } | { role: 'surge'; claim: string; of: string };
 
 /**
  * The whole S2 judgement on one snapshot: the markers that make the claim the anchored candidate in its drain

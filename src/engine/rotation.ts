@@ -78,7 +78,15 @@ function rollBack(c: PoolContext, claim: NodeClaim, why: string): Action[] {
   const persisted = claim.metadata.annotations?.[A.surgeClaim];
   const surge = persisted ? c.idx.claim(persisted) : undefined;
   const reap = surge && surgeReapable(c, claim, surge) === null ? surge : undefined;
-  if (reap) out.push(deleteNodeClaim(reap, `reap the surge NodeClaim induced for ${name}: ${why}`));
+  if (reap)
+    out.push(
+      deleteNodeClaim(
+        reap,
+        c.pool.metadata.name,
+        { role: 'surge', claim: reap.metadata.name, of: name },
+        `reap the surge NodeClaim induced for ${name}: ${why}`,
+      ),
+    );
   out.push(...release(c, name, why, reap?.metadata.name));
   out.push(
     annotateClaim(
@@ -287,7 +295,12 @@ function pending(c: PoolContext, claim: NodeClaim): Progress {
       why,
     ),
     annotateClaim(name, { [A.state]: STATE.draining }, [], why),
-    deleteNodeClaim(claim, `${why}: drain ${name} through the voluntary path`),
+    deleteNodeClaim(
+      claim,
+      c.pool.metadata.name,
+      { role: 'candidate', claim: name },
+      `${why}: drain ${name} through the voluntary path`,
+    ),
     observeIn(c, 'surgeWaitSeconds', (c.now - startedAt) / 1000, why),
     event(poolOf(c), 'DrainStarted', `${why}; deleting ${name}`),
   );
@@ -335,7 +348,14 @@ function draining(c: PoolContext, claim: NodeClaim): Progress {
         waiting: null,
         drainStuck: false,
       };
-    actions.push(deleteNodeClaim(claim, `${name} is marked draining but not deleted yet (resuming after a crash)`));
+    actions.push(
+      deleteNodeClaim(
+        claim,
+        c.pool.metadata.name,
+        { role: 'candidate', claim: name },
+        `${name} is marked draining but not deleted yet (resuming after a crash)`,
+      ),
+    );
     return { actions, waiting: 'draining', drainStuck: false };
   }
   const stuckAt = deleting + drainBoundSeconds(claim) * 1000;

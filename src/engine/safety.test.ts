@@ -1,8 +1,20 @@
 // Issue 17's findings, each reproduced against the engine: the states an operator (or an unlucky crash) can
 // leave, and the destructive write that must not follow. Each case failed on the engine before the fix.
 import { describe, expect, it } from 'vitest';
-import { claim, HOUR, IN_WINDOW, iso, nodePool, OLD, policy, snapshot, workload } from '../../test/unit/fixtures.js';
-import type { NodeClaim, NodePool } from '../karpenter/types.js';
+import {
+  claim,
+  HOUR,
+  IN_WINDOW,
+  iso,
+  markedDraining,
+  nodePool,
+  OLD,
+  policy,
+  snapshot,
+  withPool,
+  workload,
+} from '../../test/unit/fixtures.js';
+import type { NodeClaim } from '../karpenter/types.js';
 import { A } from './annotations.js';
 import { apply } from './apply.js';
 import { decide, poolContext } from './decide.js';
@@ -14,47 +26,10 @@ const deletes = (actions: Action[]): string[] => actions.flatMap((a) => (a.type 
 const starts = (actions: Action[]): boolean =>
   actions.some((a) => a.type === 'annotate' && a.target.kind === 'NodePool' && a.set[A.activeRotation] !== undefined);
 
-const withPool = (s: Snapshot, ann: Record<string, string>, extra: Partial<NodePool['spec']> = {}): Snapshot => ({
-  ...s,
-  nodePools: s.nodePools.map((p) => ({
-    ...p,
-    metadata: { ...p.metadata, annotations: { ...p.metadata.annotations, ...ann } },
-    spec: { ...p.spec, ...extra },
-  })),
-});
 const editClaim = (s: Snapshot, name: string, f: (c: NodeClaim) => NodeClaim): Snapshot => ({
   ...s,
   nodeClaims: s.nodeClaims.map((c) => (c.metadata.name === name ? f(c) : c)),
 });
-
-/** A surge rotation of `old` marked draining on both objects (by us, or by hand), its surge bound and Ready. */
-function markedDraining(o: { startedAt?: number; drainingAt?: number } = {}): Snapshot {
-  const startedAt = o.startedAt ?? IN_WINDOW;
-  const old = claim('old', {
-    createdAt: OLD,
-    annotations: { [A.state]: 'draining', [A.startedAt]: iso(startedAt), [A.surgeClaim]: 'surge-1' },
-  });
-  const surge = claim('surge-1', { createdAt: startedAt + 60_000, annotations: { [A.surgeFor]: 'old' } });
-  const s = snapshot({
-    claims: [old, surge],
-    pods: [
-      {
-        metadata: {
-          name: 'noderotation-surge-old',
-          namespace: 'noderotation-system',
-          labels: { [A.surgeFor]: 'old', 'karpenter.sh/nodepool': 'general' },
-        },
-        spec: { nodeName: 'node-surge-1', containers: [{ name: 'pause' }] },
-        status: { phase: 'Running' },
-      },
-    ],
-  });
-  return withPool(s, {
-    [A.activeRotation]: 'old',
-    [A.activeRotationState]: 'draining',
-    [A.drainingAt]: iso(o.drainingAt ?? startedAt + 2 * 60_000),
-  });
-}
 
 describe('finding 3: a claim marked draining is deleted only if the delete is justified now', () => {
   const T = IN_WINDOW + 3 * 60_000;

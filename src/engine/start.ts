@@ -163,7 +163,12 @@ export function start(c: PoolContext, eligible: Candidates): Start {
       actions: [
         anchor(anchorSet, why),
         annotate(claimRef(name), { [A.state]: STATE.draining }, [A.startedAt, A.surgeClaim], why),
-        deleteNodeClaim(cand, `${why}; drained through the voluntary path, PDBs apply`),
+        deleteNodeClaim(
+          cand,
+          pool,
+          { role: 'candidate', claim: name },
+          `${why}; drained through the voluntary path, PDBs apply`,
+        ),
         observe(pool, 'forcefulFallback', 1, why),
         event(poolRef(pool), 'ForcefulFallback', `${why}; deleting it without a surge, inside the window`, why),
       ],

@@ -35,6 +35,9 @@ export interface Snapshot {
 
 export type Kind = 'NodePool' | 'NodeClaim' | 'Node' | 'Pod';
 
+/** What may justify deleting a NodeClaim: the anchored candidate in its drain, or the linked surge of `of`. */
+export type DeleteTarget = { role: 'candidate'; claim: string } | { role: 'surge'; claim: string; of: string };
+
 export interface Ref {
   kind: Kind;
   name: string;
@@ -61,9 +64,13 @@ export type Action = Base &
     /** spec.unschedulable = false and the marker removed; only ever for a node carrying our marker. */
     | { type: 'uncordon'; node: string }
     | { type: 'createPod'; pod: Pod }
-    | { type: 'deletePod'; namespace: string; name: string }
-    /** Through the API: Karpenter's termination controller drains it on the voluntary path (PDBs apply). */
-    | { type: 'deleteNodeClaim'; name: string; uid?: string }
+    /** Preconditioned on the UID when known: a same-named successor (another controller's) is never hit. */
+    | { type: 'deletePod'; namespace: string; name: string; uid?: string }
+    /**
+     * Through the API: Karpenter's termination controller drains it on the voluntary path (PDBs apply). `target`
+     * says what justifies it (S2, justify.ts): the shell judges that again on state read for this very write.
+     */
+    | { type: 'deleteNodeClaim'; name: string; uid?: string; nodePool: string; target: DeleteTarget }
     | { type: 'event'; target: Ref; eventType: 'Normal' | 'Warning'; eventReason: EventReason; message: string }
     | { type: 'observe'; metric: Observation; nodePool: string; value: number; labels?: Record<string, string> }
   );

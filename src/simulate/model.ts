@@ -234,7 +234,14 @@ export class SimModel {
 
   /** Karpenter deletes a NodeClaim itself (expiry): marked for deletion now, gone after the drain. */
   deleteClaim(name: string, at: number): void {
-    this.s = apply(this.s, [{ type: 'deleteNodeClaim', name, reason: 'model' }], at);
+    this.s = {
+      ...this.s,
+      nodeClaims: this.s.nodeClaims.map((c) =>
+        c.metadata.name === name && !c.metadata.deletionTimestamp
+          ? { ...c, metadata: { ...c.metadata, deletionTimestamp: rfc3339(at) } }
+          : c,
+      ),
+    };
     this.queue.push({ at: at + this.config.drain, kind: 'drained', claim: name });
   }
 

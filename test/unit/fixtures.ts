@@ -3,6 +3,7 @@ import type { RotationPolicy, RotationPolicySpec } from '../../src/generated/api
 import type { NodeClaim, NodePool } from '../../src/karpenter/types.js';
 import type { Node, Pod } from '../../src/kube/types.js';
 import type { Snapshot } from '../../src/engine/types.js';
+import { A } from '../../src/engine/annotations.js';
 
 export const NS = 'noderotation-system';
 export const HOUR = 3_600_000;
@@ -133,3 +134,46 @@ export function snapshot(parts: {
 
 /** A node old enough to be a candidate at IN_WINDOW (age 10d of 14d). */
 export const OLD = IN_WINDOW - 10 * DAY;
+
+/** The snapshot with the NodePool's annotations extended by `ann` and its spec by `extra`. */
+export const withPool = (
+  s: Snapshot,
+  ann: Record<string, string>,
+  extra: Partial<NodePool['spec']> = {},
+): Snapshot => ({
+  ...s,
+  nodePools: s.nodePools.map((p) => ({
+    ...p,
+    metadata: { ...p.metadata, annotations: { ...p.metadata.annotations, ...ann } },
+    spec: { ...p.spec, ...extra },
+  })),
+});
+
+/** A surge rotation of `old` marked draining on both objects (by us, or by hand), its surge bound and Ready. */
+export function markedDraining(o: { startedAt?: number; drainingAt?: number } = {}): Snapshot {
+  const startedAt = o.startedAt ?? IN_WINDOW;
+  const old = claim('old', {
+    createdAt: OLD,
+    annotations: { [A.state]: 'draining', [A.startedAt]: iso(startedAt), [A.surgeClaim]: 'surge-1' },
+  });
+  const surge = claim('surge-1', { createdAt: startedAt + 60_000, annotations: { [A.surgeFor]: 'old' } });
+  const s = snapshot({
+    claims: [old, surge],
+    pods: [
+      {
+        metadata: {
+          name: 'noderotation-surge-old',
+          namespace: 'noderotation-system',
+          labels: { [A.surgeFor]: 'old', 'karpenter.sh/nodepool': 'general' },
+        },
+        spec: { nodeName: 'node-surge-1', containers: [{ name: 'pause' }] },
+        status: { phase: 'Running' },
+      },
+    ],
+  });
+  return withPool(s, {
+    [A.activeRotation]: 'old',
+    [A.activeRotationState]: 'draining',
+    [A.drainingAt]: iso(o.drainingAt ?? startedAt + 2 * 60_000),
+  });
+}
