@@ -11,7 +11,8 @@ import { A, ANCHOR_SET } from './annotations.js';
 import { apply } from './apply.js';
 import { deepFreeze } from './boundary.js';
 import { indexSnapshot } from './cluster-index.js';
-import { decide } from './decide.js';
+import { decide, poolContext } from './decide.js';
+import { deleteJustification } from './justify.js';
 import { placeholderName, surgeReady } from './placeholder.js';
 import type { Snapshot } from './types.js';
 
@@ -211,6 +212,64 @@ describe('engine properties over random snapshots', () => {
         expect(decide(after, now).actions).toEqual([]);
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('never emits a NodeClaim delete that its own S2 judgement refuses on the state at that write (issue 17)', () => {
+    const twists = fc.record({
+      // A crash between the draining write and the delete: the claim is marked draining, not deleted.
+      undeleted: fc.boolean(),
+      podDnd: fc.option(fc.constantFrom('true', '1h', 'junk', 'false'), { nil: undefined }),
+      claimDnd: fc.boolean(),
+      freeze: fc.option(fc.constantFrom('next tuesday', '2027-01-32T00:00:00Z'), { nil: undefined }),
+      budgetZero: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(scenarioArb, twists, (sc, t) => {
+        const built = build(sc);
+        const now = built.now;
+        let s = built.s;
+        const first = s.nodeClaims[0]?.metadata.name;
+        s = {
+          ...s,
+          nodeClaims: s.nodeClaims.map((c) =>
+            c.metadata.name !== first
+              ? c
+              : {
+                  ...c,
+                  metadata: {
+                    ...c.metadata,
+                    ...(t.undeleted ? { deletionTimestamp: undefined } : {}),
+                    annotations: { ...c.metadata.annotations, ...(t.claimDnd ? { [A.doNotDisrupt]: 'true' } : {}) },
+                  },
+                },
+          ),
+          pods: s.pods.map((p) =>
+            t.podDnd && p.metadata.namespace !== NS
+              ? { ...p, metadata: { ...p.metadata, annotations: { [A.doNotDisrupt]: t.podDnd } } }
+              : p,
+          ),
+          nodePools: s.nodePools.map((p) => ({
+            ...p,
+            metadata: {
+              ...p.metadata,
+              annotations: { ...p.metadata.annotations, ...(t.freeze ? { [A.freeze]: t.freeze } : {}) },
+            },
+            spec: { ...p.spec, ...(t.budgetZero ? { disruption: { budgets: [{ nodes: '0' }] } } : {}) },
+          })),
+        };
+        const d = decide(s, now);
+        let state = s;
+        for (const a of d.actions) {
+          if (a.type === 'deleteNodeClaim') {
+            const c = poolContext(state, 'general', now)!;
+            expect(deleteJustification(c, a.target), `delete of ${a.name}`).toBeNull();
+            expect(a.uid).toBeDefined();
+          }
+          state = apply(state, [a], now);
+        }
+      }),
+      { numRuns: 400 },
     );
   });
 
