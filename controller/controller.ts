@@ -44,6 +44,9 @@ export interface ControllerOptions {
 }
 
 const ROTATIONPOLICIES = '/apis/noderotation.io/v1alpha1/rotationpolicies';
+/** After a write lost its precondition: long enough for the watch to deliver the change that beat it. */
+const LOST_RACE_RETRY_MS = 500;
+const SWEEP_ATTEMPTS = 10;
 const PRIORITYCLASSES = '/apis/scheduling.k8s.io/v1/priorityclasses';
 
 export class Controller {
@@ -259,7 +262,14 @@ export class Controller {
       decision = decide(poolSnapshot(w, pods, nodes), now);
     }
     const mine = decision.pools.find((p) => p.nodePool === poolName) as PoolDecision;
-    await this.carryOut(mine.actions, versions, log.with(activeClaim(mine)), signal);
+    try {
+      await this.carryOut(mine.actions, versions, log.with(activeClaim(mine)), signal);
+    } catch (e) {
+      // An object changed under the decision: nothing was written on stale state. Decide again shortly, once the
+      // watch has delivered the change, without the failure backoff (a busy object is not a failing one).
+      if (e instanceof LostRace) return { requeueAt: this.o.clock.now() + LOST_RACE_RETRY_MS };
+      throw e;
+    }
     this.reports.set(poolName, mine.report);
     this.o.metrics.report(mine.report, mine.report.windowOpen);
     await this.events.level(poolName, levelWarnings(mine.report));
@@ -311,7 +321,22 @@ export class Controller {
     }
   }
 
+  /**
+   * The start-up sweep, on the caches as they are now; an object that changed under it (a lost precondition)
+   * makes it start over on the newer caches, a few times, before the start fails.
+   */
   private async runSweep(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.sweepOnce();
+      } catch (e) {
+        if (!(e instanceof LostRace) || attempt >= SWEEP_ATTEMPTS) throw e;
+        await new Promise<void>((resolve) => this.o.clock.after(LOST_RACE_RETRY_MS, resolve));
+      }
+    }
+  }
+
+  private async sweepOnce(): Promise<void> {
     const s: Snapshot = toEngineSnapshot({
       policies: this.enginePolicies(),
       nodePools: this.nodePools.list(),
@@ -321,11 +346,7 @@ export class Controller {
       namespace: this.o.namespace,
       podsOfNodes: [],
     });
-    const versions = this.versionsOf({
-      nodePools: this.nodePools.list(),
-      nodeClaims: this.nodeClaims.list(),
-      nodes: this.nodes.list(),
-    });
+    const versions = this.versionsOf(s);
     const actions = sweep(s);
     if (actions.length > 0) this.o.log.info('start-up sweep', { actions: actions.length });
     await this.carryOut(actions, versions, this.o.log.with({ phase: 'sweep' }), new AbortController().signal);
