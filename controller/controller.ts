@@ -47,6 +47,12 @@ const ROTATIONPOLICIES = '/apis/noderotation.io/v1alpha1/rotationpolicies';
 /** After a write lost its precondition: long enough for the watch to deliver the change that beat it. */
 const LOST_RACE_RETRY_MS = 500;
 const SWEEP_ATTEMPTS = 10;
+/**
+ * Rounds of "the engine names a node whose Pods it needs; list them; decide again" in one pass. Each round
+ * adds one node's Pods: the rotation's nodes, then a candidate's, then — when a Pod's do-not-disrupt holds the
+ * first candidates — the next ones (the engine looks at up to 8).
+ */
+const MAX_POD_ROUNDS = 10;
 const PRIORITYCLASSES = '/apis/scheduling.k8s.io/v1/priorityclasses';
 
 export class Controller {
@@ -255,7 +261,7 @@ export class Controller {
     let nodes = anchoredNodes(w);
     let pods = await this.podsOn(nodes, signal);
     let decision = decide(poolSnapshot(w, pods, nodes), now);
-    for (let round = 0; round < 3 && decision.missingPods.some((n) => !nodes.includes(n)); round++) {
+    for (let round = 0; round < MAX_POD_ROUNDS && decision.missingPods.some((n) => !nodes.includes(n)); round++) {
       const more = decision.missingPods.filter((n) => !nodes.includes(n));
       pods = [...pods, ...(await this.podsOn(more, signal))];
       nodes = [...nodes, ...more].sort();
