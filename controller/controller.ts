@@ -11,7 +11,7 @@ import type { Action, PoolDecision, PoolReport, Snapshot } from '../src/engine/t
 import type { RotationPolicy } from '../src/generated/api-types.js';
 import type { NodeClaim, NodePool } from '../src/karpenter/types.js';
 import type { Node, Pod } from '../src/kube/types.js';
-import { EventRecorder } from './execute/events.js';
+import { EventRecorder, type EventInput } from './execute/events.js';
 import { execute, LostRace, PATHS, Refused, type ExecutorDeps } from './execute/executor.js';
 import { freshSnapshot, podsOfNode } from './execute/fresh.js';
 import { failpoint } from './execute/failpoint.js';
@@ -401,7 +401,7 @@ export class Controller {
 }
 
 /** The level-triggered warnings of a report: warning findings and ShortLead claims (fatal ones are conditions). */
-function levelWarnings(r: PoolReport) {
+function levelWarnings(r: PoolReport): EventInput[] {
   return [
     ...r.findings
       .filter((f) => f.severity === 'warning' && f.reason !== 'ShortLead')
@@ -416,7 +416,7 @@ function levelWarnings(r: PoolReport) {
           {
             target: { kind: 'NodePool' as const, name: r.nodePool },
             type: 'Warning' as const,
-            reason: 'PolicyConflict',
+            reason: 'PolicyConflict' as const,
             note: `RotationPolicies ${r.conflictingPolicies.join(', ')} match this NodePool equally specifically.`,
           },
         ]
@@ -424,7 +424,7 @@ function levelWarnings(r: PoolReport) {
     ...r.shortLead.map((claim) => ({
       target: { kind: 'NodeClaim' as const, name: claim },
       type: 'Warning' as const,
-      reason: 'ShortLead',
+      reason: 'ShortLead' as const,
       note: `NodeClaim ${claim}'s own expireAfter cannot guarantee minRotationChances windows.`,
     })),
   ];

@@ -1,20 +1,47 @@
 // The controller's /metrics: the engine's figures as docs/observability.md defines them (the reference's names
 // where it has them), plus the controller's own health (passes, queue, API requests, watches, leadership).
-// Labels are always passed with their names in sorted order: prom-client writes them in the order given, and
-// tools that match the text expect Prometheus' Go client's order (sorted, `le` last).
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+// The transition metrics are built from the engine's catalogue (TRANSITION_METRICS, OBSERVATIONS in
+// src/engine/actions.ts), so a metric is declared once. The exposition is rendered here from prom-client's
+// values, with label pairs in name order and a bucket's `le` last, as Prometheus' Go client writes them (some
+// tools match the text).
+import { Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import {
+  OBSERVATIONS,
+  TRANSITION_METRICS,
+  type Observation,
+  type TransitionMetricName,
+} from '../src/engine/actions.js';
 import type { PoolReport } from '../src/engine/types.js';
 
-const sorted = (labels: Record<string, string>): Record<string, string> =>
-  Object.fromEntries(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+/** Prometheus' text format (0.0.4): escape a label value. */
+const escapeValue = (v: string): string => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+const escapeHelp = (v: string): string => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+const formatNumber = (n: number): string =>
+  Number.isNaN(n) ? 'NaN' : n === Infinity ? '+Inf' : n === -Infinity ? '-Inf' : String(n);
 
-/**
- * The exposition text with each histogram bucket's `le` moved after the other labels: prom-client writes it
- * first, Prometheus' Go client last (`{nodepool="a",phase="drain",le="60"}`).
- */
-export function inGoLabelOrder(text: string): string {
-  return text.replace(/^(\w+_bucket)\{le="([^"]*)",(.*)\} /gm, '$1{$3,le="$2"} ');
+/** One sample's label pairs: names in order, `le` last. */
+function labelText(labels: Record<string, string | number | undefined>): string {
+  const pairs = Object.entries(labels)
+    .filter((e): e is [string, string | number] => e[1] !== undefined)
+    .sort(([a], [b]) => (a === 'le' ? 1 : b === 'le' ? -1 : a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${k}="${escapeValue(typeof v === 'number' ? formatNumber(v) : v)}"`);
+  return pairs.length > 0 ? `{${pairs.join(',')}}` : '';
 }
+
+/** The exposition text of metrics as prom-client holds them, in Prometheus' Go client's form. */
+export function exposition(metrics: readonly MetricObjectWithValues<MetricValue<string>>[]): string {
+  const out: string[] = [];
+  for (const m of metrics) {
+    out.push(`# HELP ${m.name} ${escapeHelp(m.help)}`, `# TYPE ${m.name} ${String(m.type)}`);
+    for (const v of m.values) {
+      const name = (v as { metricName?: string }).metricName ?? m.name;
+      out.push(`${name}${labelText(v.labels)} ${formatNumber(v.value)}`);
+    }
+  }
+  return `${out.join('\n')}\n`;
+}
+
+type TransitionMetricObject = Counter<string> | Histogram<string>;
 
 export class ControllerMetrics {
   readonly registry = new Registry();
@@ -54,25 +81,19 @@ export class ControllerMetrics {
   readonly drainStuck = this.pool('noderotation_drain_stuck', '1 when a drain exceeds terminationGracePeriod + 2m.');
   readonly retryCount = this.pool('noderotation_retry_count', 'Highest retry-count of a NodeClaim in the NodePool.');
 
-  readonly completed = new Counter({
-    name: 'noderotation_completed_total',
-    help: 'Finished rotations by outcome: success, failure, expired (Karpenter removed the claim first).',
-    labelNames: ['nodepool', 'outcome'],
-    registers: [this.registry],
-  });
-  readonly forcefulFallback = new Counter({
-    name: 'noderotation_forceful_fallback_total',
-    help: 'Surge-less fallback rotations started (ADR-0001).',
-    labelNames: ['nodepool'],
-    registers: [this.registry],
-  });
-  readonly duration = new Histogram({
-    name: 'noderotation_duration_seconds',
-    help: 'Rotation phases: surge_wait (started-at to surge ready), drain (draining-at to claim gone).',
-    labelNames: ['nodepool', 'phase'],
-    buckets: [30, 60, 120, 300, 600, 900, 1800, 3600, 7200],
-    registers: [this.registry],
-  });
+  /** The metrics transitions feed, one per catalogue entry (a missing entry does not compile). */
+  readonly transitions: Record<TransitionMetricName, TransitionMetricObject> = Object.fromEntries(
+    (Object.keys(TRANSITION_METRICS) as TransitionMetricName[]).map((name) => {
+      const m = TRANSITION_METRICS[name] as (typeof TRANSITION_METRICS)[TransitionMetricName] & {
+        buckets?: readonly number[];
+      };
+      const common = { name, help: m.help, labelNames: ['nodepool', ...m.labels], registers: [this.registry] };
+      return [
+        name,
+        m.type === 'counter' ? new Counter(common) : new Histogram({ ...common, buckets: [...(m.buckets ?? [])] }),
+      ];
+    }),
+  ) as Record<TransitionMetricName, TransitionMetricObject>;
 
   readonly passSeconds = new Histogram({
     name: 'noderotation_controller_pass_seconds',
@@ -130,32 +151,28 @@ export class ControllerMetrics {
     for (const g of this.poolGauges) g.remove({ nodepool: nodePool });
   }
 
-  /** One transition sample from an engine `observe` action. */
-  observe(metric: string, nodePool: string, value: number, labels: Record<string, string> = {}): void {
-    switch (metric) {
-      case 'completed':
-        this.completed.inc(sorted({ nodepool: nodePool, outcome: labels.outcome ?? 'success' }), value);
-        break;
-      case 'forcefulFallback':
-        this.forcefulFallback.inc({ nodepool: nodePool }, value);
-        break;
-      case 'surgeWaitSeconds':
-        this.duration.observe(sorted({ nodepool: nodePool, phase: 'surge_wait' }), value);
-        break;
-      case 'drainSeconds':
-        this.duration.observe(sorted({ nodepool: nodePool, phase: 'drain' }), value);
-        break;
-      default:
-        throw new Error(`unknown observation ${metric}`);
-    }
+  /** One transition sample from an engine `observe` action, with the labels its catalogue entry names. */
+  observe(observation: Observation, nodePool: string, value: number, labels: Record<string, string> = {}): void {
+    const entry = OBSERVATIONS[observation];
+    const supplied = Object.fromEntries(
+      entry.supplied.map((k) => {
+        const v = labels[k];
+        if (v === undefined) throw new Error(`observation ${observation} without its label ${k}`);
+        return [k, v];
+      }),
+    );
+    const metric = this.transitions[entry.metric];
+    const all = { nodepool: nodePool, ...entry.fixed, ...supplied };
+    if (metric instanceof Counter) metric.inc(all, value);
+    else metric.observe(all, value);
   }
 
   /** The exposition text, labels in the Go client's order. */
   async text(): Promise<string> {
-    return inGoLabelOrder(await this.registry.metrics());
+    return exposition(await this.registry.getMetricsAsJSON());
   }
 
   request(verb: string, resource: string, code: number): void {
-    this.apiRequests.inc(sorted({ code: String(code), resource, verb }));
+    this.apiRequests.inc({ code: String(code), resource, verb });
   }
 }

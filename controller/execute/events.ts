@@ -7,7 +7,8 @@
 // a count on the first one (events.k8s.io's `series`), as client-go's recorder does, so a flapping condition
 // cannot flood the apiserver.
 import { createHash } from 'node:crypto';
-import type { Ref } from '../../src/engine/types.js';
+import type { EventReason, Ref } from '../../src/engine/types.js';
+import type { Reason as FindingReason } from '../../src/derivation/findings.js';
 import { boundedCache } from '../../src/util/bounded-cache.js';
 import { truncate } from '../../src/util/describe.js';
 import type { Clock } from '../queue/clock.js';
@@ -21,7 +22,8 @@ const NOTE_LIMIT = 1024;
 export interface EventInput {
   target: Ref & { uid?: string };
   type: 'Normal' | 'Warning';
-  reason: string;
+  /** A catalogued event reason, or a finding's reason (level-triggered warnings): never a free string. */
+  reason: EventReason | FindingReason;
   note: string;
 }
 

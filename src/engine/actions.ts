@@ -74,32 +74,76 @@ export const EVENT_REASONS = {
 
 export type EventReason = keyof typeof EVENT_REASONS;
 
-interface ObservationEntry {
-  metric: string;
+interface TransitionMetric {
+  type: 'counter' | 'histogram';
+  /** Label names besides `nodepool`, which every one of them has. */
   labels: readonly string[];
+  help: string;
+  buckets?: readonly number[];
+}
+
+/**
+ * The metrics fed by transitions (docs/observability.md): this table is their declaration — the controller builds
+ * its prom-client objects from it, so a name, label or bucket exists in exactly one place.
+ */
+export const TRANSITION_METRICS = {
+  noderotation_completed_total: {
+    type: 'counter',
+    labels: ['outcome'],
+    help: 'Finished rotations by outcome: success, failure, expired (Karpenter removed the claim first).',
+  },
+  noderotation_forceful_fallback_total: {
+    type: 'counter',
+    labels: [],
+    help: 'Surge-less fallback rotations started (ADR-0001).',
+  },
+  noderotation_duration_seconds: {
+    type: 'histogram',
+    labels: ['phase'],
+    help: 'Rotation phases: surge_wait (started-at to surge ready), drain (draining-at to claim gone).',
+    buckets: [30, 60, 120, 300, 600, 900, 1800, 3600, 7200],
+  },
+} as const satisfies Record<string, TransitionMetric>;
+
+export type TransitionMetricName = keyof typeof TRANSITION_METRICS;
+
+interface ObservationEntry {
+  metric: TransitionMetricName;
+  /** Labels this observation always carries. */
+  fixed: Readonly<Record<string, string>>;
+  /** Labels the emitting action supplies (its `labels`); with `fixed`, exactly the metric's labels. */
+  supplied: readonly string[];
   meaning: string;
 }
 
-/** Transition samples the engine emits as `observe` actions, and the metric each one feeds. */
+/**
+ * Transition samples the engine emits as `observe` actions, and the metric and labels each one feeds. The rotation
+ * mode is not a label of `noderotation_completed_total` (the reference's label set): fallbacks are counted by
+ * `noderotation_forceful_fallback_total`.
+ */
 export const OBSERVATIONS = {
   completed: {
     metric: 'noderotation_completed_total',
-    labels: ['outcome', 'mode'],
+    fixed: {},
+    supplied: ['outcome'],
     meaning: 'a rotation finished: outcome success, failure or expired',
   },
   forcefulFallback: {
     metric: 'noderotation_forceful_fallback_total',
-    labels: [],
+    fixed: {},
+    supplied: [],
     meaning: 'a surge-less fallback rotation started',
   },
   surgeWaitSeconds: {
     metric: 'noderotation_duration_seconds',
-    labels: [],
+    fixed: { phase: 'surge_wait' },
+    supplied: [],
     meaning: 'started-at → surge ready (phase surge_wait)',
   },
   drainSeconds: {
     metric: 'noderotation_duration_seconds',
-    labels: [],
+    fixed: { phase: 'drain' },
+    supplied: [],
     meaning: 'draining-at → old NodeClaim gone (phase drain)',
   },
 } as const satisfies Record<string, ObservationEntry>;

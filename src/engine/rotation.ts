@@ -126,12 +126,7 @@ function complete(c: PoolContext, name: string): Progress {
   if (ann[A.activeRotationState] === DRAINING) {
     const drainingAt = parseTime(ann[A.drainingAt]);
     out.push(clearAnchor(c, `rotation of ${name} complete`, { [A.lastRotationAt]: rfc3339(c.now) }));
-    out.push(
-      observeIn(c, 'completed', 1, 'rotation complete', {
-        outcome: 'success',
-        mode: ann[A.rotationMode] === FORCEFUL_FALLBACK ? FORCEFUL_FALLBACK : 'surge',
-      }),
-    );
+    out.push(observeIn(c, 'completed', 1, 'rotation complete', { outcome: 'success' }));
     if (drainingAt !== null) out.push(observeIn(c, 'drainSeconds', (c.now - drainingAt) / 1000, 'drain finished'));
     out.push(
       event(

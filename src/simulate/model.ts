@@ -78,6 +78,8 @@ export class SimModel {
   readonly config: SimConfig;
   readonly policy: RotationPolicy;
   s: Snapshot;
+  /** The state the last decision was made on (before its actions were applied), for the reactions to read. */
+  decidedOn: Snapshot | null = null;
   readonly queue = new EventQueue<SimEvent>();
   readonly lives = new Map<string, Life>();
   /** A generation per placeholder name: a provisioning meant for an earlier, deleted copy is void. */
@@ -266,6 +268,7 @@ export class SimModel {
   /** One engine decision: its actions applied, Karpenter's reaction queued; returns the engine's requeueAt. */
   runEngine(at: number, react: (model: SimModel, actions: ReturnType<typeof decide>['actions'], at: number) => void) {
     const d = decide(this.s, at);
+    this.decidedOn = this.s;
     this.s = apply(this.s, d.actions, at);
     react(this, d.actions, at);
     this.syncPoolStatus();

@@ -39,7 +39,9 @@ const onDeleteNodeClaim: Reaction<'deleteNodeClaim'> = (m, a, at) => {
 const onObserve: Reaction<'observe'> = (m, a) => {
   const r = m.result.rotations;
   if (a.metric === 'forcefulFallback') r.forcefulFallback++;
-  if (a.metric === 'completed' && a.labels?.outcome === 'success' && a.labels.mode !== FORCEFUL_FALLBACK) r.graceful++;
+  // A success is graceful unless the rotation it ends was a fallback (the anchor as the decision read it).
+  const mode = m.decidedOn?.nodePools[0]?.metadata.annotations?.[A.rotationMode];
+  if (a.metric === 'completed' && a.labels?.outcome === 'success' && mode !== FORCEFUL_FALLBACK) r.graceful++;
   if (a.metric === 'completed' && a.labels?.outcome === 'failure') r.failedAttempts++;
 };
 
