@@ -14,7 +14,7 @@ import type { Node, Pod } from '../src/kube/types.js';
 import { EventRecorder } from './execute/events.js';
 import { execute, LostRace, PATHS, type ExecutorDeps } from './execute/executor.js';
 import { failpoint } from './execute/failpoint.js';
-import type { KubeClient } from './kube/client.js';
+import type { KubeApi } from './kube/client.js';
 import { Reflector } from './kube/reflector.js';
 import { NODE, NODECLAIM, NODEPOOL, pick, POD, PRIORITYCLASS, ROTATIONPOLICY } from './kube/shape.js';
 import type { Logger } from './log.js';
@@ -27,7 +27,7 @@ import { policyStatus, statusChanged, type Condition } from './status/policy-sta
 import { canonicalJson } from '../src/util/canonical.js';
 
 export interface ControllerOptions {
-  client: KubeClient;
+  client: KubeApi;
   clock: Clock;
   log: Logger;
   metrics: ControllerMetrics;
@@ -116,7 +116,10 @@ export class Controller {
 
   /** Begins acting (the leader, or the only replica): the start-up sweep, then a pass of every NodePool. */
   async startWorking(): Promise<void> {
+    // Leadership may have lapsed before (or during the sweep): a fenced client's check ends it; nothing starts.
+    if (!this.o.client.fenceUp()) return;
     await this.runSweep();
+    if (!this.o.client.fenceUp()) return;
     this.queue = new WorkQueue({
       handler: (pool, signal) => this.pass(pool, signal),
       clock: this.o.clock,
