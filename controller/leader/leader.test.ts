@@ -1,9 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KubeClient, NotLeader } from '../kube/client.js';
+import { KubeClient, NotLeader, type KubeApi, type RequestOptions } from '../kube/client.js';
 import { ManualClock } from '../queue/clock.js';
 import { LeaderElector, type LeaseStore, type StoredLease } from './elector.js';
+import { apiLeaseStore } from './lease-store.js';
 import { leaseStep, observe, type LeaseRecord } from './lease.js';
 
 const cfg = { identity: 'me', leaseDurationSeconds: 15 };
@@ -489,4 +490,25 @@ describe('the fenced client: the check is made right before the transport', () =
       c.close();
     },
   );
+});
+
+describe('apiLeaseStore', () => {
+  it.each([
+    { reason: "the read carries the try's signal", call: (s: LeaseStore, sig: AbortSignal) => s.get(sig) },
+    { reason: 'the create carries it', call: (s: LeaseStore, sig: AbortSignal) => s.create(held('me'), sig) },
+    { reason: 'the renew carries it', call: (s: LeaseStore, sig: AbortSignal) => s.update(held('me'), '7', sig) },
+  ])('$reason, so that the request is aborted at the renew deadline', async ({ call }) => {
+    const seen: (AbortSignal | undefined)[] = [];
+    const api: KubeApi = {
+      request: <T>(_m: string, _p: string, opts?: RequestOptions) => {
+        seen.push(opts?.signal);
+        return Promise.resolve({ metadata: { resourceVersion: '7' } } as T);
+      },
+      watch: () => Promise.resolve(),
+      fenceUp: () => true,
+    };
+    const signal = new AbortController().signal;
+    await call(apiLeaseStore(api, 'ns'), signal);
+    expect(seen).toEqual([signal]);
+  });
 });

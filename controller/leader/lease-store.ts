@@ -2,7 +2,7 @@
 // (PUT with metadata.resourceVersion: the apiserver answers 409 when someone else wrote in between). Each
 // request carries the elector's signal, which aborts it at the renew deadline. This store uses the unfenced
 // client: renewing the Lease is how the fence is kept up.
-import { isNotFound, type KubeClient } from '../kube/client.js';
+import { isNotFound, type KubeApi } from '../kube/client.js';
 import { microTime } from '../kube/micro-time.js';
 import type { LeaseStore, StoredLease } from './elector.js';
 import type { LeaseRecord } from './lease.js';
@@ -48,7 +48,7 @@ function toSpec(r: LeaseRecord): NonNullable<LeaseObject['spec']> {
   };
 }
 
-export function apiLeaseStore(client: KubeClient, namespace: string, name = LEASE_NAME): LeaseStore {
+export function apiLeaseStore(client: KubeApi, namespace: string, name = LEASE_NAME): LeaseStore {
   const collection = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`;
   return {
     async get(signal): Promise<StoredLease | null> {
