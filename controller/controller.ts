@@ -15,7 +15,7 @@ import { EventRecorder, type EventInput } from './execute/events.js';
 import { execute, LostRace, PATHS, Refused, type ExecutorDeps } from './execute/executor.js';
 import { freshSnapshot, podsOfNode } from './execute/fresh.js';
 import { failpoint } from './execute/failpoint.js';
-import { isConflict, isNotFound, type KubeClient } from './kube/client.js';
+import { isConflict, isNotFound, type KubeApi } from './kube/client.js';
 import { Reflector } from './kube/reflector.js';
 import { NODE, NODECLAIM, NODEPOOL, pick, POD, PRIORITYCLASS, ROTATIONPOLICY } from './kube/shape.js';
 import type { Logger } from './log.js';
@@ -28,7 +28,7 @@ import { policyStatus, statusChanged, type Condition } from './status/policy-sta
 import { canonicalJson } from '../src/util/canonical.js';
 
 export interface ControllerOptions {
-  client: KubeClient;
+  client: KubeApi;
   clock: Clock;
   log: Logger;
   metrics: ControllerMetrics;
@@ -126,7 +126,10 @@ export class Controller {
 
   /** Begins acting (the leader, or the only replica): the start-up sweep, then a pass of every NodePool. */
   async startWorking(): Promise<void> {
+    // Leadership may have lapsed before (or during the sweep): a fenced client's check ends it; nothing starts.
+    if (!this.o.client.fenceUp()) return;
     await this.runSweep();
+    if (!this.o.client.fenceUp()) return;
     this.queue = new WorkQueue({
       handler: (pool, signal) => this.pass(pool, signal),
       clock: this.o.clock,

@@ -126,8 +126,11 @@ export async function runController(args: string[], io: ControllerIo): Promise<n
   const metrics = new ControllerMetrics();
   const kc = loadKubeConfig(flags.kubeconfig, io.env);
   const client = new KubeClient(kc, (method, path, status) => metrics.request(method, resourceOf(path), status));
+  // With leader election, every write of the controller passes the elector's fence (the Lease store alone
+  // writes unfenced: renewing is what keeps the fence up); without it the fence is always up.
+  let elector: LeaderElector | null = null;
   const controller = new Controller({
-    client,
+    client: flags.leaderElect ? client.fenced(() => elector?.fence() ?? false) : client,
     clock: realClock,
     log,
     metrics,
@@ -169,7 +172,6 @@ export async function runController(args: string[], io: ControllerIo): Promise<n
 
   log.info('starting', { identity, namespace: flags.namespace, leaderElect: flags.leaderElect });
   const syncing = controller.sync();
-  let elector: LeaderElector | null = null;
   const startWork = (): void => {
     metrics.leader.set(1);
     void syncing

@@ -12,7 +12,7 @@ import type { Reason as FindingReason } from '../../src/derivation/findings.js';
 import { boundedCache } from '../../src/util/bounded-cache.js';
 import { truncate } from '../../src/util/describe.js';
 import type { Clock } from '../queue/clock.js';
-import type { KubeClient } from '../kube/client.js';
+import type { KubeApi } from '../kube/client.js';
 import { microTime } from '../kube/micro-time.js';
 
 export const REPORTING_CONTROLLER = 'noderotation.io/controller';
@@ -72,7 +72,7 @@ export class EventRecorder {
   private readonly active = new Map<string, Set<string>>();
 
   constructor(
-    private readonly client: KubeClient,
+    private readonly client: KubeApi,
     private readonly instance: string,
     private readonly clock: Clock,
     private readonly log: (msg: string, fields: Record<string, unknown>) => void,

@@ -17,7 +17,7 @@ import { A } from '../../src/engine/annotations.js';
 import { poolContext } from '../../src/engine/decide.js';
 import { deleteJustification } from '../../src/engine/justify.js';
 import type { Action, Ref, Snapshot } from '../../src/engine/types.js';
-import { ApiError, isConflict, isNotFound, type Json, type KubeClient } from '../kube/client.js';
+import { ApiError, isConflict, isNotFound, type Json, type KubeApi } from '../kube/client.js';
 
 export interface Paths {
   /** The collection path of a kind (and namespace, for Pods). */
@@ -50,7 +50,7 @@ export function annotationPatch(set: Record<string, string>, remove: readonly st
 }
 
 export interface ExecutorDeps {
-  client: Pick<KubeClient, 'request'>;
+  client: Pick<KubeApi, 'request'>;
   /**
    * The resourceVersion of the object as the decision read it (then as our own last write left it): the
    * precondition of every patch. Undefined: not read by the decision; the write is not made.

@@ -8,7 +8,7 @@ import type { RotationPolicy } from '../../src/generated/api-types.js';
 import { NODEPOOL_LABEL, type NodeClaim, type NodePool } from '../../src/karpenter/types.js';
 import type { Node, Pod } from '../../src/kube/types.js';
 import { A } from '../../src/engine/annotations.js';
-import { isNotFound, type Json, type KubeClient, type Query } from '../kube/client.js';
+import { isNotFound, type Json, type KubeApi, type Query } from '../kube/client.js';
 import { NODE, NODECLAIM, NODEPOOL, pick, POD, ROTATIONPOLICY, type Shape } from '../kube/shape.js';
 
 const PAGE = 500;
@@ -19,7 +19,7 @@ export class IncompleteRead extends Error {}
 
 /** Every item of a collection, page by page (`limit`/`continue`), at most `max` items. */
 export async function listAll(
-  client: Pick<KubeClient, 'request'>,
+  client: Pick<KubeApi, 'request'>,
   path: string,
   query: Query,
   max: number,
@@ -39,7 +39,7 @@ export async function listAll(
   return out;
 }
 
-async function getOrNull<T>(client: Pick<KubeClient, 'request'>, path: string, shape: Shape): Promise<T | null> {
+async function getOrNull<T>(client: Pick<KubeApi, 'request'>, path: string, shape: Shape): Promise<T | null> {
   try {
     return pick(await client.request('GET', path), shape) as T;
   } catch (e) {
@@ -49,14 +49,14 @@ async function getOrNull<T>(client: Pick<KubeClient, 'request'>, path: string, s
 }
 
 export interface FreshDeps {
-  client: Pick<KubeClient, 'request'>;
+  client: Pick<KubeApi, 'request'>;
   namespace: string;
   /** The controller's defaults for the policies (placeholder image, PriorityClass), as for every decision. */
   withDefaults: (p: RotationPolicy) => RotationPolicy;
 }
 
 /** The Pods of a node, every page, bounded. */
-export async function podsOfNode(client: Pick<KubeClient, 'request'>, node: string, signal?: AbortSignal) {
+export async function podsOfNode(client: Pick<KubeApi, 'request'>, node: string, signal?: AbortSignal) {
   const items = await listAll(
     client,
     '/api/v1/pods',

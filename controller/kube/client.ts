@@ -18,6 +18,13 @@ export class ApiError extends Error {
   }
 }
 
+/** A mutating request refused before it was sent: the fence (leadership) was down. */
+export class NotLeader extends Error {
+  constructor(method: string, path: string) {
+    super(`${method} ${path}: not sent: leadership could have lapsed (the fence is down)`);
+  }
+}
+
 export const isConflict = (e: unknown): boolean => e instanceof ApiError && e.status === 409;
 export const isNotFound = (e: unknown): boolean => e instanceof ApiError && e.status === 404;
 export const isGone = (e: unknown): boolean => e instanceof ApiError && e.status === 410;
@@ -39,7 +46,17 @@ export interface Json {
 /** Counts every request by verb and resource, for the benchmark's "API requests per idle minute". */
 export type RequestObserver = (method: string, path: string, status: number) => void;
 
-export class KubeClient {
+/** What the controller uses of a client: a KubeClient, or one fenced by leadership (`KubeClient.fenced`). */
+export interface KubeApi {
+  request<T = Json>(method: string, path: string, opts?: RequestOptions): Promise<T>;
+  watch(path: string, query: Query, onEvent: (type: string, object: Json) => void, signal: AbortSignal): Promise<void>;
+  /** Whether a mutating request would be sent now (always, unfenced); the check itself (it may end leadership). */
+  fenceUp(): boolean;
+}
+
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export class KubeClient implements KubeApi {
   private agent: { agent: https.Agent; tls: string } | null = null;
   private readonly server: URL;
 
@@ -52,8 +69,35 @@ export class KubeClient {
     this.server = new URL(cluster.server);
   }
 
-  async request<T = Json>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
-    const res = await this.send(method, path, opts);
+  request<T = Json>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    return this.exchange<T>(method, path, opts, null);
+  }
+
+  fenceUp(): boolean {
+    return true;
+  }
+
+  /**
+   * The same client, whose mutating requests (POST, PUT, PATCH, DELETE) are sent only while `fence()` is true:
+   * it is called synchronously right before the request goes to the transport, with no await in between, and
+   * a false answer rejects with NotLeader instead. Reads and watches are not fenced.
+   */
+  fenced(fence: () => boolean): KubeApi {
+    return {
+      request: <T = Json>(method: string, path: string, opts: RequestOptions = {}) =>
+        this.exchange<T>(method, path, opts, fence),
+      watch: (path, query, onEvent, signal) => this.watch(path, query, onEvent, signal),
+      fenceUp: fence,
+    };
+  }
+
+  private async exchange<T>(
+    method: string,
+    path: string,
+    opts: RequestOptions,
+    fence: (() => boolean) | null,
+  ): Promise<T> {
+    const res = await this.send(method, path, opts, fence);
     const text = await readAll(res);
     this.observe?.(method, path, res.statusCode ?? 0);
     if ((res.statusCode ?? 0) >= 300) throw apiError(res.statusCode ?? 0, text);
@@ -88,7 +132,12 @@ export class KubeClient {
     }
   }
 
-  private async send(method: string, path: string, opts: RequestOptions): Promise<http.IncomingMessage> {
+  private async send(
+    method: string,
+    path: string,
+    opts: RequestOptions,
+    fence: (() => boolean) | null = null,
+  ): Promise<http.IncomingMessage> {
     const url = new URL(this.server.toString().replace(/\/$/, '') + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
@@ -111,6 +160,11 @@ export class KubeClient {
     if (url.protocol === 'https:') options.agent = this.agentFor(options);
     const mod = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
+      // The fence: checked here, synchronously, in the same turn as the request is handed to the transport.
+      if (fence && MUTATING.has(method) && !fence()) {
+        reject(new NotLeader(method, path));
+        return;
+      }
       const req = mod.request(options, resolve);
       req.on('error', reject);
       req.setTimeout(opts.query?.watch ? 0 : 30_000, () => req.destroy(new Error(`${method} ${path}: timed out`)));

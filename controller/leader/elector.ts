@@ -1,7 +1,14 @@
 // The leader-election loop around the pure lease step: read, decide, write conditioned on resourceVersion.
-// A leader that cannot renew within renewDeadline calls onStoppedLeading and never acts again (the process
-// exits; a fresh start campaigns from scratch), so two controllers never write at the same time for longer
-// than the gap between the deadline and the Lease's expiry.
+// client-go's semantics, every duration on the monotonic clock (a wall-clock step changes nothing):
+//  - each try is bounded: its requests carry a signal that aborts at the renew deadline, renewDeadline after
+//    the start of the last successful renew (a campaigning try gets renewDeadline from its own start);
+//  - a leader that has not renewed by then stops leading at that moment, calls onStoppedLeading and never acts
+//    again (the process exits; a fresh start campaigns from scratch);
+//  - `fence()` is the synchronous check made right before every write: true only while leading and less than
+//    renewDeadline after the start of the last successful renew. A paused process (SIGSTOP, a long GC) sees
+//    the time it lost there, before any of its timers runs, and refuses the write.
+// Since the Lease's holder is respected for leaseDuration (> renewDeadline) after a follower last saw it
+// change, and the renew was sent after the moment the fence counts from, no two controllers write at once.
 import type { Clock, Timer } from '../queue/clock.js';
 import { leaseStep, observe, released, type LeaseObservation, type LeaseRecord } from './lease.js';
 
@@ -10,11 +17,14 @@ export interface StoredLease {
   resourceVersion: string;
 }
 
-/** Reads and writes the one Lease; `update` rejects (any error) when resourceVersion no longer matches. */
+/**
+ * Reads and writes the one Lease; `update` rejects (any error) when resourceVersion no longer matches. Each
+ * request carries the try's signal, which aborts it at the renew deadline.
+ */
 export interface LeaseStore {
-  get(): Promise<StoredLease | null>;
-  create(record: LeaseRecord): Promise<void>;
-  update(record: LeaseRecord, resourceVersion: string): Promise<void>;
+  get(signal?: AbortSignal): Promise<StoredLease | null>;
+  create(record: LeaseRecord, signal?: AbortSignal): Promise<void>;
+  update(record: LeaseRecord, resourceVersion: string, signal?: AbortSignal): Promise<void>;
 }
 
 export interface ElectorOptions {
@@ -30,11 +40,18 @@ export interface ElectorOptions {
   log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
 
+type TryOutcome = { renewed: true } | { renewed: false; why: string };
+
 export class LeaderElector {
   private obs: LeaseObservation | null = null;
   private leading = false;
-  private lastRenew = 0;
+  /** Monotonic start of the last try that acquired or renewed the Lease: the fence counts from here. */
+  private renewedAt = 0;
   private timer: Timer | null = null;
+  /** While leading: fires at the renew deadline unless a renew moved it. */
+  private lapse: Timer | null = null;
+  /** The try in flight; aborted at its deadline or when leadership is lost. */
+  private attempt: AbortController | null = null;
   private stopped = false;
   private running: Promise<void> | null = null;
 
@@ -42,6 +59,19 @@ export class LeaderElector {
 
   get isLeader(): boolean {
     return this.leading;
+  }
+
+  /**
+   * The fence, checked synchronously right before every write: true only while leading and less than
+   * renewDeadline (monotonic) after the start of the last successful renew. When it fails while we believed we
+   * led, leadership is lost here and now (onStoppedLeading, once).
+   */
+  fence(): boolean {
+    if (!this.leading) return false;
+    const age = this.o.clock.mono() - this.renewedAt;
+    if (age < this.o.renewDeadlineMs) return true;
+    this.lose(`the last renew began ${age} ms ago, past the renew deadline (${this.o.renewDeadlineMs} ms)`);
+    return false;
   }
 
   start(): void {
@@ -55,13 +85,19 @@ export class LeaderElector {
     await this.running;
     if (!this.leading) return;
     this.leading = false;
+    this.lapse?.cancel();
     try {
-      const cur = await this.o.store.get();
-      if (cur?.record && cur.record.holder === this.o.identity)
-        await this.o.store.update(released(cur.record, this.o.clock.now()), cur.resourceVersion);
+      await this.bounded(this.o.clock.mono(), (signal) => this.release(signal));
     } catch (err) {
       this.o.log?.('could not release the lease; it expires on its own', { error: String(err) });
     }
+  }
+
+  private async release(signal: AbortSignal): Promise<void> {
+    const cur = await this.o.store.get(signal);
+    if (!cur?.record || cur.record.holder !== this.o.identity) return;
+    signal.throwIfAborted();
+    await this.o.store.update(released(cur.record, this.o.clock.now()), cur.resourceVersion, signal);
   }
 
   private schedule(ms: number): void {
@@ -76,44 +112,86 @@ export class LeaderElector {
 
   /** One try; never throws (a failed try is a try that did not renew). */
   async tryOnce(): Promise<void> {
-    let ok = false;
+    const started = this.o.clock.mono();
+    let outcome: TryOutcome;
     try {
-      ok = await this.acquireOrRenew();
+      outcome = await this.bounded(started, (signal) => this.acquireOrRenew(signal));
     } catch (err) {
-      this.o.log?.('lease write failed', { error: String(err) });
+      if (!this.stopped) this.o.log?.('lease write failed', { error: String(err) });
+      return;
     }
-    const now = this.o.clock.now();
-    if (ok) {
-      this.lastRenew = now;
-      if (!this.leading && !this.stopped) {
-        this.leading = true;
-        this.o.onStartedLeading();
-      }
-    } else if (this.leading && now - this.lastRenew >= this.o.renewDeadlineMs) {
-      this.leading = false;
-      this.stopped = true;
-      this.o.onStoppedLeading(`could not renew the lease for ${now - this.lastRenew} ms`);
+    if (!outcome.renewed) {
+      if (this.leading) this.lose(`the Lease is no longer ours: ${outcome.why}`);
+      return;
+    }
+    // An answer that came after the deadline renewed nothing we may count on.
+    if (this.stopped || this.o.clock.mono() - started >= this.o.renewDeadlineMs) return;
+    this.renewedAt = started;
+    this.lapse?.cancel();
+    this.lapse = this.o.clock.after(started + this.o.renewDeadlineMs - this.o.clock.mono(), () =>
+      this.lose(`could not renew the lease within the renew deadline (${this.o.renewDeadlineMs} ms)`),
+    );
+    if (!this.leading) {
+      this.leading = true;
+      this.o.onStartedLeading();
     }
   }
 
-  private async acquireOrRenew(): Promise<boolean> {
-    const cur = await this.o.store.get();
-    const now = this.o.clock.now();
-    this.obs = observe(this.obs, cur?.record ?? null, now);
+  /**
+   * Runs `fn` with a signal that aborts at the deadline (the renew deadline while leading, else renewDeadline
+   * after `started`) or when leadership is lost, and rejects then even if `fn`'s requests ignore the signal.
+   */
+  private async bounded<T>(started: number, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const attempt = new AbortController();
+    this.attempt = attempt;
+    const deadline = (this.leading ? this.renewedAt : started) + this.o.renewDeadlineMs;
+    const bound = this.o.clock.after(deadline - this.o.clock.mono(), () =>
+      attempt.abort(new Error(`no answer by the renew deadline (${this.o.renewDeadlineMs} ms)`)),
+    );
+    try {
+      return await untilAborted(fn(attempt.signal), attempt.signal);
+    } finally {
+      bound.cancel();
+      if (this.attempt === attempt) this.attempt = null;
+    }
+  }
+
+  private lose(why: string): void {
+    if (!this.leading) return;
+    this.leading = false;
+    this.stopped = true;
+    this.timer?.cancel();
+    this.lapse?.cancel();
+    this.attempt?.abort(new Error(`leadership lost: ${why}`));
+    this.o.onStoppedLeading(why);
+  }
+
+  private async acquireOrRenew(signal: AbortSignal): Promise<TryOutcome> {
+    const cur = await this.o.store.get(signal);
+    const at = { mono: this.o.clock.mono(), wall: this.o.clock.now() };
+    this.obs = observe(this.obs, cur?.record ?? null, at.mono);
     const step = leaseStep(
       this.obs,
       cur !== null,
       { identity: this.o.identity, leaseDurationSeconds: this.o.leaseDurationSeconds },
-      now,
+      at,
     );
-    if (step.write === null) {
-      if (this.leading) this.o.log?.('lost the lease', { why: step.why });
-      return false;
-    }
-    if (step.write === 'create') await this.o.store.create(step.record);
-    else await this.o.store.update(step.record, (cur as StoredLease).resourceVersion);
-    this.obs = { record: step.record, seenAt: now };
+    if (step.write === null) return { renewed: false, why: step.why };
+    signal.throwIfAborted();
+    if (step.write === 'create') await this.o.store.create(step.record, signal);
+    else await this.o.store.update(step.record, (cur as StoredLease).resourceVersion, signal);
+    this.obs = { record: step.record, seenAt: at.mono };
     if (!this.leading) this.o.log?.('acquired the lease', { why: step.why });
-    return true;
+    return { renewed: true };
   }
+}
+
+/** `p`, or a rejection with the signal's reason as soon as it aborts (a request that ignores it is left behind). */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    void p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

@@ -1,6 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KubeClient, NotLeader, type KubeApi, type RequestOptions } from '../kube/client.js';
 import { ManualClock } from '../queue/clock.js';
 import { LeaderElector, type LeaseStore, type StoredLease } from './elector.js';
+import { apiLeaseStore } from './lease-store.js';
 import { leaseStep, observe, type LeaseRecord } from './lease.js';
 
 const cfg = { identity: 'me', leaseDurationSeconds: 15 };
@@ -64,23 +68,27 @@ describe('leaseStep', () => {
   ];
   for (const c of cases) {
     it(c.reason, () => {
-      const step = leaseStep({ record: c.record, seenAt: c.seenAt }, c.exists, cfg, c.now);
+      // The wall clock reads something else entirely: expiry is decided on the monotonic reading alone, and
+      // the written times are wall time.
+      const wall = 1_700_000_000_000 + c.now;
+      const step = leaseStep({ record: c.record, seenAt: c.seenAt }, c.exists, cfg, { mono: c.now, wall });
       expect(step.write).toBe(c.expect.write);
       if (step.write !== null) {
         expect(step.record.holder).toBe(c.expect.holder);
         expect(step.record.transitions).toBe(c.expect.transitions);
-        expect(step.record.renewTime).toBe(c.now);
+        expect(step.record.renewTime).toBe(wall);
       }
     });
   }
 
   it('expiry is measured from when we saw the record change, not from its renewTime (clock skew)', () => {
     const skewed = { ...held('other'), renewTime: -1e12 }; // the holder's clock is far behind ours
+    const at = (mono: number) => ({ mono, wall: mono });
     let obs = observe(null, skewed, 100_000);
-    expect(leaseStep(obs, true, cfg, 110_000).write).toBeNull();
+    expect(leaseStep(obs, true, cfg, at(110_000)).write).toBeNull();
     obs = observe(obs, { ...skewed, renewTime: -1e12 + 2000 }, 114_000); // renewed: the clock restarts
-    expect(leaseStep(obs, true, cfg, 125_000).write).toBeNull();
-    expect(leaseStep(obs, true, cfg, 129_000).write).toBe('update');
+    expect(leaseStep(obs, true, cfg, at(125_000)).write).toBeNull();
+    expect(leaseStep(obs, true, cfg, at(129_000)).write).toBe('update');
   });
 });
 
@@ -206,5 +214,301 @@ describe('LeaderElector', () => {
     const startedAt = Number(b.events.find((x) => x.startsWith('start@'))?.slice(6));
     expect(startedAt - releasedAt).toBeLessThanOrEqual(2_500);
     expect(a.e.isLeader).toBe(false);
+  });
+});
+
+/** A Lease store whose requests never answer (a hung connection), once `hang` names the request kind. */
+function hanging(store: LeaseStore): { store: LeaseStore; hang: Set<'get' | 'update'>; signals: AbortSignal[] } {
+  const hang = new Set<'get' | 'update'>();
+  const signals: AbortSignal[] = [];
+  const never = <T>(signal: AbortSignal | undefined): Promise<T> => {
+    if (signal) signals.push(signal);
+    return new Promise<T>(() => undefined);
+  };
+  return {
+    hang,
+    signals,
+    store: {
+      get: (signal) => (hang.has('get') ? never(signal) : store.get(signal)),
+      create: (record, signal) => store.create(record, signal),
+      update: (record, rv, signal) => (hang.has('update') ? never(signal) : store.update(record, rv, signal)),
+    },
+  };
+}
+
+/** A candidate whose every event and every try's start (monotonic) is recorded. */
+function watched(identity: string, store: LeaseStore, clock: ManualClock) {
+  const events: { what: 'start' | 'stop'; mono: number; why?: string }[] = [];
+  const tries: { mono: number; record: string }[] = [];
+  const e = new LeaderElector({
+    identity,
+    store: {
+      get: async (signal) => {
+        const mono = clock.mono();
+        const got = await store.get(signal);
+        tries.push({ mono, record: JSON.stringify(got?.record ?? null) });
+        return got;
+      },
+      create: (r, s) => store.create(r, s),
+      update: (r, rv, s) => store.update(r, rv, s),
+    },
+    clock,
+    leaseDurationSeconds: 15,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 2_000,
+    onStartedLeading: () => events.push({ what: 'start', mono: clock.mono() }),
+    onStoppedLeading: (why) => events.push({ what: 'stop', mono: clock.mono(), why }),
+  });
+  const at = (what: 'start' | 'stop'): number => events.find((x) => x.what === what)?.mono ?? NaN;
+  return { e, events, tries, at };
+}
+
+/** `a` leads (it started 1 s earlier), `b` has just started campaigning; both on one Lease and one clock. */
+async function leaderAndFollower(clock: ManualClock) {
+  const lease = new MemoryLease();
+  const a = watched('a', lease.view('a'), clock);
+  const b = watched('b', lease.view('b'), clock);
+  a.e.start();
+  await run(clock, 1000);
+  b.e.start();
+  return { lease, a, b };
+}
+
+describe('LeaderElector: the renew deadline bounds a hung renew', () => {
+  it.each([
+    { reason: 'the renew PUT never answers', hang: 'update' as const },
+    { reason: 'the read before the renew never answers', hang: 'get' as const },
+  ])('$reason: the leader stops leading at the renew deadline, never later', async ({ hang }) => {
+    const clock = new ManualClock(1_000_000);
+    const lease = new MemoryLease();
+    const h = hanging(lease.view('a'));
+    const a = watched('a', h.store, clock);
+    a.e.start();
+    await run(clock, 5_000);
+    expect(a.e.isLeader).toBe(true);
+    // The tries so far all renewed; the last one's start is where the renew deadline counts from.
+    const lastRenewStart = Math.max(...a.tries.map((t) => t.mono));
+    h.hang.add(hang);
+    await run(clock, 30_000, 100);
+    expect(a.at('stop')).toBeLessThanOrEqual(lastRenewStart + 10_000);
+    expect(a.e.isLeader).toBe(false);
+    expect(a.e.fence()).toBe(false);
+    expect(a.events.filter((x) => x.what === 'stop')).toHaveLength(1);
+    // The hung request was told to give up (its signal aborted) rather than left to the socket's timeout.
+    expect(h.signals.length).toBeGreaterThan(0);
+    expect(h.signals.every((s) => s.aborted)).toBe(true);
+  });
+});
+
+describe('LeaderElector: the fence', () => {
+  // The leader renewed at monotonic 0 (its first try) and is then paused: `stall` moves time as a stopped
+  // process sees it on waking, and no timer of its has run yet.
+  it.each([
+    { reason: 'paused 9.999 s after the renew began: still inside the renew deadline', pausedMs: 9_999, up: true },
+    { reason: 'paused exactly to the renew deadline: down', pausedMs: 10_000, up: false },
+    { reason: 'paused past the whole lease (SIGSTOP for 16 s): down', pausedMs: 16_000, up: false },
+  ])('$reason', async ({ pausedMs, up }) => {
+    const clock = new ManualClock(1_000_000);
+    const a = watched('a', new MemoryLease().view('a'), clock);
+    a.e.start();
+    clock.advance(0);
+    await settle();
+    expect(a.tries.map((t) => t.mono)).toEqual([0]);
+    expect(a.e.fence()).toBe(true);
+    const timers = clock.pending;
+    clock.stall(pausedMs);
+    expect(a.e.fence()).toBe(up);
+    expect(a.e.fence()).toBe(up); // asking again changes nothing
+    expect(clock.pending).toBe(up ? timers : 0); // no timer ran; a lost leader cancelled its own
+    expect(a.events.filter((x) => x.what === 'stop').map((x) => x.mono)).toEqual(up ? [] : [pausedMs]);
+    expect(a.e.isLeader).toBe(up);
+  });
+
+  it('a follower never passes the fence', async () => {
+    const clock = new ManualClock(1_000_000);
+    const { a, b } = await leaderAndFollower(clock);
+    await run(clock, 10_000);
+    expect([a.e.fence(), b.e.fence()]).toEqual([true, false]);
+    expect(b.events).toEqual([]);
+  });
+});
+
+describe('LeaderElector: a wall-clock step changes no lease decision', () => {
+  const HOUR = 3_600_000;
+  it.each([
+    {
+      reason: 'stepped back an hour while the leader is cut off: it still stops at the renew deadline',
+      jumpMs: -HOUR,
+      cutForMs: 30_000,
+      stops: true,
+    },
+    {
+      reason: 'stepped forward an hour while the leader is cut off: it stops at the renew deadline, not earlier',
+      jumpMs: HOUR,
+      cutForMs: 30_000,
+      stops: true,
+    },
+    {
+      reason: 'stepped forward an hour and one renew fails: it keeps leading (4 s since the last renew, not 1 h)',
+      jumpMs: HOUR,
+      cutForMs: 2_000,
+      stops: false,
+    },
+  ])('leader: $reason', async ({ jumpMs, cutForMs, stops }) => {
+    const clock = new ManualClock(1_000_000);
+    const lease = new MemoryLease();
+    const a = watched('a', lease.view('a'), clock);
+    a.e.start();
+    await run(clock, 3_000);
+    const lastRenewStart = Math.max(...a.tries.map((t) => t.mono));
+    lease.failFor.add('a');
+    clock.jumpWall(jumpMs);
+    await run(clock, cutForMs);
+    lease.failFor.delete('a');
+    await run(clock, 30_000);
+    if (stops) {
+      expect(a.at('stop')).toBe(lastRenewStart + 10_000);
+    } else {
+      expect(a.events.map((x) => x.what)).toEqual(['start']);
+      expect(a.e.isLeader).toBe(true);
+    }
+  });
+
+  it.each([
+    { reason: 'stepped forward an hour: the follower still waits the lease duration', jumpMs: HOUR },
+    {
+      reason: 'stepped back an hour: the follower takes over after the lease duration, not an hour later',
+      jumpMs: -HOUR,
+    },
+  ])('follower: $reason', async ({ jumpMs }) => {
+    const clock = new ManualClock(1_000_000);
+    const { lease, a, b } = await leaderAndFollower(clock);
+    await run(clock, 4000);
+    lease.failFor.add('a'); // the leader is cut off: its last renewal stays in the Lease
+    const last = JSON.stringify(lease.stored?.record);
+    await run(clock, 3_000); // b reads it (a try every 2 s) before the step
+    const steppedAt = clock.mono();
+    clock.jumpWall(jumpMs);
+    await run(clock, 30_000);
+    // When b first saw the leader's last record, on b's monotonic clock: the lease duration counts from there.
+    const seen = b.tries.find((t) => t.record === last)?.mono ?? NaN;
+    expect(seen).toBeLessThan(steppedAt);
+    const takeover = b.at('start');
+    expect(takeover - seen).toBeGreaterThanOrEqual(15_000);
+    expect(takeover - seen).toBeLessThanOrEqual(15_000 + 2_000);
+    expect(takeover).toBeGreaterThan(a.at('stop'));
+    expect(lease.stored?.record?.holder).toBe('b');
+  });
+});
+
+describe('the fenced client: the check is made right before the transport', () => {
+  /** Every request that reached the server, as "METHOD path". */
+  const seen: string[] = [];
+  const server = http.createServer((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}'));
+  });
+  let url = '';
+  beforeAll(async () => {
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+  /** A client whose signing step (awaited before each send) runs `whileSigning` first. */
+  const client = (whileSigning: () => void = () => undefined): KubeClient =>
+    new KubeClient({
+      getCurrentCluster: () => ({ server: url }),
+      applyToHTTPSOptions: async () => {
+        whileSigning();
+        await Promise.resolve();
+      },
+    });
+
+  it.each([
+    { reason: 'PATCH (annotations, cordons, status) with the fence down: refused', method: 'PATCH', sent: false },
+    { reason: 'POST (placeholder Pods, Events) with the fence down: refused', method: 'POST', sent: false },
+    { reason: 'PUT with the fence down: refused', method: 'PUT', sent: false },
+    { reason: 'DELETE (placeholders, NodeClaims) with the fence down: refused', method: 'DELETE', sent: false },
+    { reason: 'GET with the fence down: a read, sent (followers keep their caches warm)', method: 'GET', sent: true },
+  ])('$reason', async ({ method, sent }) => {
+    seen.length = 0;
+    const c = client();
+    const fenced = c.fenced(() => false);
+    const call = fenced.request(method, '/api/v1/nodes/n', method === 'GET' ? {} : { body: {} });
+    if (sent) await expect(call).resolves.toEqual({});
+    else await expect(call).rejects.toBeInstanceOf(NotLeader);
+    expect(seen).toEqual(sent ? [`${method} /api/v1/nodes/n`] : []);
+    expect(fenced.fenceUp()).toBe(false);
+    c.close();
+  });
+
+  it.each([
+    { reason: 'the fence is up throughout: the write is sent', downWhileSigning: false, sent: true },
+    {
+      reason: 'the fence goes down while the request is signed (an await before the send): refused',
+      downWhileSigning: true,
+      sent: false,
+    },
+  ])('$reason', async ({ downWhileSigning, sent }) => {
+    seen.length = 0;
+    let up = true;
+    const c = client(() => {
+      if (downWhileSigning) up = false;
+    });
+    const call = c.fenced(() => up).request('PATCH', '/api/v1/nodes/n', { body: {} });
+    if (sent) await expect(call).resolves.toEqual({});
+    else await expect(call).rejects.toBeInstanceOf(NotLeader);
+    expect(seen).toHaveLength(sent ? 1 : 0);
+    c.close();
+  });
+
+  it(
+    'a leader paused past its lease: on waking, before any timer of its runs, the fence is down, the loss is ' +
+      'reported once, and the write it attempts never reaches the transport',
+    async () => {
+      seen.length = 0;
+      const clock = new ManualClock(1_000_000);
+      const a = watched('a', new MemoryLease().view('a'), clock);
+      a.e.start();
+      await run(clock, 1_000);
+      const c = client();
+      const fenced = c.fenced(() => a.e.fence());
+      await expect(fenced.request('PATCH', '/api/v1/nodes/before', { body: {} })).resolves.toEqual({});
+      clock.stall(16_000); // SIGSTOP for longer than the Lease; SIGCONT
+      await expect(fenced.request('PATCH', '/api/v1/nodes/after', { body: {} })).rejects.toBeInstanceOf(NotLeader);
+      await expect(fenced.request('DELETE', '/api/v1/nodes/after')).rejects.toBeInstanceOf(NotLeader);
+      expect(seen).toEqual(['PATCH /api/v1/nodes/before']);
+      expect(a.events.map((x) => x.what)).toEqual(['start', 'stop']);
+      expect(a.at('stop')).toBe(1_000 + 16_000); // at the write, on waking: no timer had run
+      clock.advance(0); // the overdue timers run now: nothing more happens
+      await settle();
+      expect(a.events).toHaveLength(2);
+      c.close();
+    },
+  );
+});
+
+describe('apiLeaseStore', () => {
+  it.each([
+    { reason: "the read carries the try's signal", call: (s: LeaseStore, sig: AbortSignal) => s.get(sig) },
+    { reason: 'the create carries it', call: (s: LeaseStore, sig: AbortSignal) => s.create(held('me'), sig) },
+    { reason: 'the renew carries it', call: (s: LeaseStore, sig: AbortSignal) => s.update(held('me'), '7', sig) },
+  ])('$reason, so that the request is aborted at the renew deadline', async ({ call }) => {
+    const seen: (AbortSignal | undefined)[] = [];
+    const api: KubeApi = {
+      request: <T>(_m: string, _p: string, opts?: RequestOptions) => {
+        seen.push(opts?.signal);
+        return Promise.resolve({ metadata: { resourceVersion: '7' } } as T);
+      },
+      watch: () => Promise.resolve(),
+      fenceUp: () => true,
+    };
+    const signal = new AbortController().signal;
+    await call(apiLeaseStore(api, 'ns'), signal);
+    expect(seen).toEqual([signal]);
   });
 });

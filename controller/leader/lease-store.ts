@@ -1,6 +1,8 @@
 // The Lease object through the API: reads map to a LeaseRecord, writes are conditioned on resourceVersion
-// (PUT with metadata.resourceVersion: the apiserver answers 409 when someone else wrote in between).
-import { isNotFound, type KubeClient } from '../kube/client.js';
+// (PUT with metadata.resourceVersion: the apiserver answers 409 when someone else wrote in between). Each
+// request carries the elector's signal, which aborts it at the renew deadline. This store uses the unfenced
+// client: renewing the Lease is how the fence is kept up.
+import { isNotFound, type KubeApi } from '../kube/client.js';
 import { microTime } from '../kube/micro-time.js';
 import type { LeaseStore, StoredLease } from './elector.js';
 import type { LeaseRecord } from './lease.js';
@@ -46,20 +48,21 @@ function toSpec(r: LeaseRecord): NonNullable<LeaseObject['spec']> {
   };
 }
 
-export function apiLeaseStore(client: KubeClient, namespace: string, name = LEASE_NAME): LeaseStore {
+export function apiLeaseStore(client: KubeApi, namespace: string, name = LEASE_NAME): LeaseStore {
   const collection = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`;
   return {
-    async get(): Promise<StoredLease | null> {
+    async get(signal): Promise<StoredLease | null> {
       try {
-        const o = await client.request<LeaseObject>('GET', `${collection}/${name}`);
+        const o = await client.request<LeaseObject>('GET', `${collection}/${name}`, { signal });
         return { record: toRecord(o), resourceVersion: o.metadata.resourceVersion ?? '' };
       } catch (e) {
         if (isNotFound(e)) return null;
         throw e;
       }
     },
-    async create(record) {
+    async create(record, signal) {
       await client.request('POST', collection, {
+        signal,
         body: {
           apiVersion: 'coordination.k8s.io/v1',
           kind: 'Lease',
@@ -68,8 +71,9 @@ export function apiLeaseStore(client: KubeClient, namespace: string, name = LEAS
         },
       });
     },
-    async update(record, resourceVersion) {
+    async update(record, resourceVersion, signal) {
       await client.request('PUT', `${collection}/${name}`, {
+        signal,
         body: {
           apiVersion: 'coordination.k8s.io/v1',
           kind: 'Lease',

@@ -122,6 +122,21 @@ export class ControllerProcess {
     return (await this.exitSignal) ?? null;
   }
 
+  /** The exit code once the process has ended of its own accord (null when a signal ended it). */
+  async exited(): Promise<number | null> {
+    return (await this.exit) ?? null;
+  }
+
+  /** SIGSTOP: the process is frozen (no timer, no I/O) until `resume`, as a long GC pause or a stopped VM. */
+  pause(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  /** SIGCONT after `pause`. */
+  resume(): void {
+    this.child?.kill('SIGCONT');
+  }
+
   /** SIGTERM and wait for the exit code. */
   async stop(): Promise<number | null> {
     if (!this.child || this.child.exitCode !== null) return this.child?.exitCode ?? null;

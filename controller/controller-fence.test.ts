@@ -1,0 +1,103 @@
+// Controller.startWorking under the leadership fence: leadership that lapsed before the work started, or during
+// the start-up sweep, starts nothing (no pass, no queue, no resync timer). The client is a scripted one: lists
+// answer from fixed objects, watches wait until stopped, writes are recorded, and its fence is a flag.
+import { describe, expect, it } from 'vitest';
+import { A } from '../src/engine/annotations.js';
+import { Controller } from './controller.js';
+import { PATHS } from './execute/executor.js';
+import type { Json, KubeApi, Query, RequestOptions } from './kube/client.js';
+import { jsonLogger } from './log.js';
+import { ControllerMetrics } from './metrics.js';
+import { ManualClock } from './queue/clock.js';
+
+const NS = 'node-rotation-system';
+
+class ScriptedApi implements KubeApi {
+  readonly requests: string[] = [];
+  up = true;
+  /** The fence goes down once this many writes have been sent (leadership lapses during the sweep). */
+  downAfterWrites = Infinity;
+  private writes = 0;
+  constructor(private readonly lists: Record<string, Json[]>) {}
+
+  fenceUp(): boolean {
+    return this.up;
+  }
+
+  request<T = Json>(method: string, path: string, _opts?: RequestOptions): Promise<T> {
+    this.requests.push(`${method} ${path}`);
+    if (method !== 'GET') {
+      if (++this.writes >= this.downAfterWrites) this.up = false;
+      return Promise.resolve({} as T);
+    }
+    return Promise.resolve({ items: this.lists[path] ?? [], metadata: { resourceVersion: '1' } } as T);
+  }
+
+  watch(_path: string, _q: Query, _onEvent: unknown, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  }
+}
+
+/** A NodePool (a started queue passes it) and a placeholder no rotation anchors (the sweep deletes it). */
+const world = (): Record<string, Json[]> => ({
+  [PATHS.of('NodePool')]: [
+    { metadata: { name: 'pool', uid: 'u-pool', resourceVersion: '1' }, spec: { template: { spec: {} } } },
+  ],
+  [PATHS.of('Pod', NS)]: [
+    {
+      metadata: { name: 'stale', namespace: NS, uid: 'u-pod', resourceVersion: '1', labels: { [A.surgeFor]: 'gone' } },
+      spec: { nodeName: 'n1', containers: [] },
+    },
+  ],
+});
+
+describe('Controller.startWorking under the leadership fence', () => {
+  it.each([
+    {
+      reason: 'the fence is up: the sweep deletes the stale placeholder and the queue starts (resync timer armed)',
+      up: true,
+      downAfterWrites: Infinity,
+      writes: [`DELETE ${PATHS.of('Pod', NS)}/stale`],
+      started: true,
+    },
+    {
+      reason: 'leadership lapsed before the work started: no sweep, no queue, no timer',
+      up: false,
+      downAfterWrites: Infinity,
+      writes: [],
+      started: false,
+    },
+    {
+      reason: 'leadership lapsed during the start-up sweep: the queue never starts',
+      up: true,
+      downAfterWrites: 1,
+      writes: [`DELETE ${PATHS.of('Pod', NS)}/stale`],
+      started: false,
+    },
+  ])('$reason', async ({ up, downAfterWrites, writes, started }) => {
+    const api = new ScriptedApi(world());
+    api.up = up;
+    api.downAfterWrites = downAfterWrites;
+    const clock = new ManualClock(1_700_000_000_000);
+    const controller = new Controller({
+      client: api,
+      clock,
+      log: jsonLogger('error', () => undefined),
+      metrics: new ControllerMetrics(),
+      namespace: NS,
+      identity: 'me',
+      placeholderImage: 'registry.k8s.io/pause:3.10',
+      priorityClass: 'noderotation-placeholder',
+      concurrency: 1,
+      resyncMs: 600_000,
+    });
+    await controller.sync();
+    const listed = api.requests.length;
+    await controller.startWorking();
+    const after = api.requests.slice(listed);
+    expect(after.filter((r) => !r.startsWith('GET '))).toEqual(writes);
+    // A started queue arms the resync timer at once; a pass of the pool would follow.
+    expect(clock.pending > 0).toBe(started);
+    await controller.stop();
+  });
+});
