@@ -14,7 +14,7 @@ import type { Node, Pod } from '../src/kube/types.js';
 import { EventRecorder } from './execute/events.js';
 import { execute, LostRace, PATHS, type ExecutorDeps } from './execute/executor.js';
 import { failpoint } from './execute/failpoint.js';
-import type { KubeClient } from './kube/client.js';
+import type { KubeTransport } from './kube/client.js';
 import { Reflector } from './kube/reflector.js';
 import { NODE, NODECLAIM, NODEPOOL, pick, POD, PRIORITYCLASS, ROTATIONPOLICY } from './kube/shape.js';
 import type { Logger } from './log.js';
@@ -27,7 +27,7 @@ import { policyStatus, statusChanged, type Condition } from './status/policy-sta
 import { canonicalJson } from '../src/util/canonical.js';
 
 export interface ControllerOptions {
-  client: KubeClient;
+  client: KubeTransport;
   clock: Clock;
   log: Logger;
   metrics: ControllerMetrics;

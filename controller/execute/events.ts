@@ -11,7 +11,7 @@ import type { Ref } from '../../src/engine/types.js';
 import { boundedCache } from '../../src/util/bounded-cache.js';
 import { truncate } from '../../src/util/describe.js';
 import type { Clock } from '../queue/clock.js';
-import type { KubeClient } from '../kube/client.js';
+import type { KubeTransport } from '../kube/client.js';
 import { microTime } from '../kube/micro-time.js';
 
 export const REPORTING_CONTROLLER = 'noderotation.io/controller';
@@ -70,7 +70,7 @@ export class EventRecorder {
   private readonly active = new Map<string, Set<string>>();
 
   constructor(
-    private readonly client: KubeClient,
+    private readonly client: KubeTransport,
     private readonly instance: string,
     private readonly clock: Clock,
     private readonly log: (msg: string, fields: Record<string, unknown>) => void,

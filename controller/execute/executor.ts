@@ -9,7 +9,7 @@
 //    them), after the queue's backoff.
 import { A } from '../../src/engine/annotations.js';
 import type { Action, Ref } from '../../src/engine/types.js';
-import { ApiError, isConflict, isNotFound, type KubeClient } from '../kube/client.js';
+import { ApiError, isConflict, isNotFound, type KubeTransport } from '../kube/client.js';
 
 export interface Paths {
   /** The collection path of a kind (and namespace, for Pods). */
@@ -42,7 +42,7 @@ export function annotationPatch(set: Record<string, string>, remove: readonly st
 }
 
 export interface ExecutorDeps {
-  client: KubeClient;
+  client: KubeTransport;
   /** The resourceVersion the decision saw for an object (the anchor write's precondition). */
   resourceVersionOf: (kind: Ref['kind'], name: string, namespace?: string) => string | undefined;
   /** Events and metric samples are not API writes of state: handed to these sinks. */

@@ -39,7 +39,16 @@ export interface Json {
 /** Counts every request by verb and resource, for the benchmark's "API requests per idle minute". */
 export type RequestObserver = (method: string, path: string, status: number) => void;
 
-export class KubeClient {
+/**
+ * What the controller needs of a client: requests and watches. KubeClient speaks HTTP; the deterministic
+ * simulation (test/sim/) hands the controller an in-process one.
+ */
+export interface KubeTransport {
+  request<T = Json>(method: string, path: string, opts?: RequestOptions): Promise<T>;
+  watch(path: string, query: Query, onEvent: (type: string, object: Json) => void, signal: AbortSignal): Promise<void>;
+}
+
+export class KubeClient implements KubeTransport {
   private agent: { agent: https.Agent; tls: string } | null = null;
   private readonly server: URL;
 

@@ -8,7 +8,7 @@
 //    reads keeps the stored object (same identity: the engine's caches key on it) and reports nothing.
 import { canonicalJson } from '../../src/util/canonical.js';
 import type { Clock } from '../queue/clock.js';
-import { ApiError, isGone, type Json, type KubeClient, type Query } from './client.js';
+import { ApiError, isGone, type Json, type KubeTransport, type Query } from './client.js';
 import { pick, type Shape } from './shape.js';
 
 export interface ResourceSpec {
@@ -61,7 +61,7 @@ export class Reflector<T> {
 
   constructor(
     private readonly spec: ResourceSpec,
-    private readonly client: KubeClient,
+    private readonly client: KubeTransport,
     private readonly clock: Clock,
     /** Watch timeout range in seconds; the server ends each watch within it and we resume. */
     private readonly watchSeconds: [number, number] = [300, 600],
