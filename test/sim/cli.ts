@@ -27,10 +27,12 @@ const cpu0 = process.cpuUsage();
 const failed: number[] = [];
 let steps = 0;
 let completed = 0;
+const reasons: Record<string, number> = {};
 for (let seed = from; seed < from + n; seed++) {
   const r = await runSeed({ seed, faults, ...(horizonMs ? { horizonMs } : {}) });
   steps += r.steps;
   completed += r.stats.completed;
+  for (const [k, v] of Object.entries(r.stats.reasons)) reasons[k] = (reasons[k] ?? 0) + v;
   if (r.ok) continue;
   failed.push(seed);
   console.log(`\nseed ${seed} FAILED (${r.steps} steps, ${Math.round(r.virtualMs / 60_000)} virtual min)`);
@@ -47,4 +49,6 @@ console.log(
     `${completed} rotations completed; ${s.toFixed(1)} s wall (${(n / s).toFixed(1)} seeds/s), ` +
     `${cpu.toFixed(1)} s CPU (${(n / cpu).toFixed(1)} seeds per CPU-second)`,
 );
+const paths = Object.entries(reasons).sort(([a], [b]) => a.localeCompare(b));
+console.log(`events by reason (the paths taken): ${paths.map(([k, v]) => `${k} ${v}`).join(', ')}`);
 process.exit(failed.length > 0 ? 1 : 0);

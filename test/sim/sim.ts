@@ -33,7 +33,13 @@ export interface SimResult {
   virtualMs: number;
   writes: number;
   /** What happened: rotations completed, restarts. */
-  stats: { completed: number; restarts: number; controllerWrites: number };
+  stats: {
+    completed: number;
+    restarts: number;
+    controllerWrites: number;
+    /** The controller's Events by reason: which paths the run took (RotationCompleted, GovernanceLost, …). */
+    reasons: Record<string, number>;
+  };
   /** The last steps and log lines, readable. */
   trace: string[];
   replay: string;
@@ -172,6 +178,7 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
         ).length,
         restarts,
         controllerWrites: writes.filter((w) => w.actor.startsWith(CONTROLLER)).length,
+        reasons: reasonsOf(writes),
       },
       trace,
       replay: replayCommand(o.seed, [...faults]),
@@ -179,6 +186,15 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
   } finally {
     Math.random = realRandom;
   }
+}
+
+function reasonsOf(writes: readonly import('./apiserver.js').Write[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const w of writes) {
+    const reason = (w.after as { reason?: string } | undefined)?.reason;
+    if (w.verb === 'create' && w.resource === 'events.k8s.io/v1/events' && reason) out[reason] = (out[reason] ?? 0) + 1;
+  }
+  return out;
 }
 
 export function describeWrite(w: import('./apiserver.js').Write): string {
@@ -241,7 +257,7 @@ function setup(server: ApiServer, world: World, rng: Rng): string[] {
       const name = `${pool}-old${c}`;
       // Old enough to be due (past ageThreshold), and now and then close to its own expiry.
       const nearExpiry = rng.chance(0.25);
-      const age = nearExpiry ? duration(expireAfter) - rng.int(5, 90) * 60_000 : rng.int(2, 10) * DAY;
+      const age = nearExpiry ? duration(expireAfter) - rng.int(1, 40) * 60_000 : rng.int(2, 10) * DAY;
       server.seed(CLAIMS, {
         metadata: {
           name,

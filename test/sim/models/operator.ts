@@ -1,7 +1,8 @@
 // A person at kubectl, at seeded random instants until `until`: cordons and uncordons Nodes, sets and clears
 // `karpenter.sh/do-not-disrupt` on Nodes, NodeClaims and Pods, sets a freeze on a NodePool (valid, for a few
 // minutes, or malformed) and clears it, edits the policy (a readyTimeout change) — each a merge patch, as
-// `kubectl annotate`/`cordon` send them. The invariants protect what this actor sets (S3).
+// `kubectl annotate`/`cordon` send them — and deletes the policy and creates it again some minutes later. The
+// invariants protect what this actor sets (S3).
 import type { ApiServer, Obj } from '../apiserver.js';
 import type { Rng, Scheduler } from '../scheduler.js';
 import { CLAIMS, DO_NOT_DISRUPT, NODES, POOLS } from './karpenter.js';
@@ -17,10 +18,10 @@ export class Operator {
     private readonly namespace: string,
   ) {}
 
-  /** Acts every 1–10 virtual minutes until `until`, then takes back whatever is left of it (for the liveness check). */
+  /** Acts every 20 s to 5 virtual minutes until `until`, then takes back what is left of it (for liveness). */
   start(until: number): void {
     const next = (): void => {
-      const delay = this.rng.int(60_000, 600_000);
+      const delay = this.rng.int(20_000, 300_000);
       if (this.sched.now + delay >= until) {
         this.sched.add('world', 'operator: cleans up', until - this.sched.now, () => this.cleanUp());
         return;
@@ -37,8 +38,33 @@ export class Operator {
     this.server.handle('operator', { method: 'PATCH', path, body, contentType: MERGE });
   }
 
+  /** The policy it deleted, to create again (a rollout that replaces it): rotations in flight lose governance. */
+  private deleted: Obj | null = null;
+
+  private deletePolicy(): void {
+    const policy = this.server.get('noderotation.io/v1alpha1/rotationpolicies', 'all');
+    if (!policy) return;
+    this.server.handle('operator', { method: 'DELETE', path: `${POLICIES}/all`, body: {} });
+    this.deleted = policy;
+    this.sched.add('world', 'operator: creates the policy again', this.rng.int(30_000, 600_000), () =>
+      this.restorePolicy(),
+    );
+  }
+
+  private restorePolicy(): void {
+    if (!this.deleted) return;
+    const { metadata, spec } = this.deleted;
+    this.server.handle('operator', {
+      method: 'POST',
+      path: POLICIES,
+      body: { apiVersion: 'noderotation.io/v1alpha1', kind: 'RotationPolicy', metadata: { name: metadata.name }, spec },
+    });
+    this.deleted = null;
+  }
+
   /** Uncordons every Node, removes every do-not-disrupt and freeze it set that is still there. */
   private cleanUp(): void {
+    this.restorePolicy();
     for (const w of this.server.writes) {
       if (w.actor !== 'operator' || !w.after) continue;
       const now = this.server.peek(w.resource, w.name, w.namespace);
@@ -63,7 +89,7 @@ export class Operator {
     const pools = this.server.list('karpenter.sh/v1/nodepools');
     const pods = this.server.list('/v1/pods').filter((p) => p.metadata.namespace !== this.namespace);
     const some = (xs: Obj[]): Obj | undefined => (xs.length > 0 ? this.rng.pick(xs) : undefined);
-    const choice = this.rng.int(0, 7);
+    const choice = this.rng.int(0, 8);
     const node = some(nodes);
     const claim = some(claims);
     const pool = some(pools);
@@ -104,8 +130,11 @@ export class Operator {
             metadata: { annotations: { 'noderotation.io/freeze': null } },
           });
         break;
-      default:
+      case 7:
         this.patch(`${POLICIES}/all`, { spec: { surge: { readyTimeout: this.rng.pick(['5m', '10m', '15m']) } } });
+        break;
+      default:
+        this.deletePolicy();
     }
   }
 }
