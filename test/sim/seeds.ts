@@ -8,9 +8,9 @@ import { runSeed, type Fault } from './sim.js';
 export const CI_SEEDS = Number(process.env.SIM_SEEDS ?? 300);
 
 /**
- * The faults of the CI range: all but `operators`, which finds a known controller bug (an operator's cordon
- * racing ours is later undone by our uncordon: S3, README "Known failures") in one seed of 50 to 150; it
- * joins this list once that bug is fixed. `npm run sim -- --faults …,operators` runs it meanwhile.
+ * The faults of the CI range: all but `operators`, which finds known controller bugs (an operator's cordon or
+ * do-not-disrupt racing ours is later taken away by us: S3, README "Known failures") in one seed of 50 to 150;
+ * it joins this list once they are fixed. `npm run sim -- --faults …,operators` runs it meanwhile.
  */
 export const CI_FAULTS: readonly Fault[] = ['errors', 'conflicts', 'lost', 'cuts', 'gone', 'delays', 'restarts'];
 
