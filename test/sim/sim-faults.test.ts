@@ -1,4 +1,4 @@
-// The CI range of seeds with the CI faults (a file of its own, so that vitest runs it beside sim.test.ts).
+// The CI range of seeds with the CI faults (a file of its own, so that vitest can run it beside sim.test.ts).
 import { describe, it } from 'vitest';
 import { CI_FAULTS, CI_SEEDS, expectSeedsHold } from './seeds.js';
 

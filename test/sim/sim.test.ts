@@ -1,5 +1,5 @@
 // The deterministic simulation: its scheduler and PRNG, its reproducibility, and the CI range of seeds without
-// faults (sim-faults.test.ts runs the faulted range in parallel).
+// faults (sim-faults.test.ts runs the faulted range).
 import { describe, expect, it } from 'vitest';
 import { Rng, Scheduler, xoshiro128ss } from './scheduler.js';
 import { CI_SEEDS, expectSeedsHold } from './seeds.js';
