@@ -9,6 +9,7 @@ export default defineConfig({
       'functions/**/*.test.ts',
       'controller/**/*.test.ts',
       'scripts/**/*.test.ts',
+      'test/sim/**/*.test.ts',
     ],
     exclude: ['test/e2e/**', 'node_modules/**', 'dist/**'],
     testTimeout: 60_000,

@@ -46,7 +46,6 @@ export interface ControllerOptions {
 const ROTATIONPOLICIES = '/apis/noderotation.io/v1alpha1/rotationpolicies';
 /** After a write lost its precondition: long enough for the watch to deliver the change that beat it. */
 const LOST_RACE_RETRY_MS = 500;
-const SWEEP_ATTEMPTS = 10;
 /**
  * Rounds of "the engine names a node whose Pods it needs; list them; decide again" in one pass. Each round
  * adds one node's Pods: the rotation's nodes, then a candidate's, then — when a Pod's do-not-disrupt holds the
@@ -339,8 +338,12 @@ export class Controller {
       try {
         return await this.sweepOnce();
       } catch (e) {
-        if (!(e instanceof LostRace) || attempt >= SWEEP_ATTEMPTS) throw e;
-        await new Promise<void>((resolve) => this.o.clock.after(LOST_RACE_RETRY_MS, resolve));
+        // A lost precondition or a failed write leaves the sweep to be done again on newer caches: never give up
+        // for good (the queue would never start, with the process up and ready), unless leadership is gone.
+        if (this.abort.signal.aborted || !this.o.client.fenceUp()) throw e;
+        const ms = e instanceof LostRace ? LOST_RACE_RETRY_MS : Math.min(1000 * 2 ** Math.min(attempt - 1, 5), 30_000);
+        this.o.log.warn('start-up sweep failed; trying again', { error: errorText(e), retryInMs: ms, attempt });
+        await new Promise<void>((resolve) => this.o.clock.after(ms, resolve));
       }
     }
   }

@@ -28,11 +28,16 @@ export async function listAll(
   const out: Json[] = [];
   let cont: string | undefined;
   do {
-    const page = await client.request<{ items: Json[]; metadata?: { continue?: string } }>('GET', path, {
-      query: { ...query, limit: PAGE, continue: cont },
-      signal,
-    });
-    out.push(...page.items);
+    const page = await client.request<{
+      apiVersion?: string;
+      kind?: string;
+      items: Json[];
+      metadata?: { continue?: string };
+    }>('GET', path, { query: { ...query, limit: PAGE, continue: cont }, signal });
+    // A list's items carry no apiVersion and kind (the list does): filled in, so an item reads as the object it
+    // is (a RotationPolicy without them fails its own schema, and would read as invalid).
+    const typed = { apiVersion: page.apiVersion, kind: page.kind?.replace(/List$/, '') };
+    out.push(...page.items.map((i) => ({ ...typed, ...i })));
     if (out.length > max) throw new IncompleteRead(`${path}: more than ${max} items; not trusted for a decision`);
     cont = page.metadata?.continue || undefined;
   } while (cont);

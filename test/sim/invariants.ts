@@ -1,0 +1,209 @@
+// The safety invariants, read from the apiserver's write log after every step. The checker replays the log
+// into a shadow of the server's state, so each write is judged against the state at the instant it was
+// applied (the server applies writes one at a time):
+//  S1  per NodePool at most one rotation in flight: at most one NodeClaim in state pending or draining; and
+//      the controller never deletes a NodeClaim of a pool while another claim of that pool that it deleted
+//      still exists (its drain unfinished);
+//  S2  every NodeClaim DELETE by the controller hits the pool's anchored candidate in state draining
+//      (`active-rotation` names it), or that rotation's surge claim linked both ways (the candidate's
+//      `surge-claim` names it and its own `surge-for` names the candidate);
+//  S3  nothing an operator set is taken away by the controller: an annotation the operator wrote keeps its
+//      value through every controller write, and so does a cordon (spec.unschedulable) the operator set.
+// Liveness (faults off, at the end): no anchor, no rotation state in flight, no placeholder, no marker of ours
+// on a Node, and every claim due at the start replaced or rolled back.
+import type { Obj, Write } from './apiserver.js';
+
+const P = 'noderotation.io/';
+export const K = {
+  active: `${P}active-rotation`,
+  state: `${P}state`,
+  surgeClaim: `${P}surge-claim`,
+  surgeFor: `${P}surge-for`,
+  startedAt: `${P}started-at`,
+  owned: `${P}do-not-disrupt-owned`,
+  cordoned: `${P}cordoned`,
+  pool: 'karpenter.sh/nodepool',
+} as const;
+
+const CLAIMS = 'karpenter.sh/v1/nodeclaims';
+const POOLS = 'karpenter.sh/v1/nodepools';
+/** The cordon, tracked like an annotation. */
+const CORDON = 'spec.unschedulable';
+
+export interface Violation {
+  invariant: 'S1' | 'S2' | 'S3' | 'liveness';
+  /** The write that broke it (its place in the write log). */
+  seq?: number;
+  message: string;
+}
+
+const key = (w: Pick<Write, 'resource' | 'namespace' | 'name'>): string =>
+  `${w.resource}|${w.namespace ?? ''}/${w.name}`;
+const ann = (o: Obj | undefined): Record<string, string> => o?.metadata.annotations ?? {};
+const unschedulable = (o: Obj | undefined): boolean => (o?.spec as { unschedulable?: boolean })?.unschedulable === true;
+
+export class Invariants {
+  private readonly state = new Map<string, Obj>();
+  private cursor = 0;
+  /** Per pool, the claims the controller deleted. */
+  private readonly deleted = new Map<string, Set<string>>();
+  /** Per object, what the operator set: annotation key (or CORDON) → value. */
+  private readonly operator = new Map<string, Map<string, string>>();
+  readonly violations: Violation[] = [];
+
+  constructor(
+    private readonly isController: (actor: string) => boolean,
+    private readonly isOperator: (actor: string) => boolean = (a) => a === 'operator',
+  ) {}
+
+  /** Judges the writes not seen yet; returns the violations they added. */
+  check(writes: readonly Write[]): Violation[] {
+    const found: Violation[] = [];
+    for (; this.cursor < writes.length; this.cursor++) {
+      const w = writes[this.cursor] as Write;
+      found.push(...this.judge(w));
+      this.apply(w);
+      found.push(...this.afterwards(w));
+    }
+    this.violations.push(...found);
+    return found;
+  }
+
+  private obj(resource: string, name: string, namespace?: string): Obj | undefined {
+    return this.state.get(key({ resource, name, ...(namespace ? { namespace } : {}) }));
+  }
+
+  private judge(w: Write): Violation[] {
+    const out: Violation[] = [];
+    if (!this.isController(w.actor)) return out;
+    const v = (invariant: Violation['invariant'], message: string): void =>
+      void out.push({ invariant, seq: w.seq, message: `${message} (write #${w.seq} by ${w.actor})` });
+    if (w.resource === CLAIMS && w.verb === 'delete') {
+      const claim = w.before;
+      const pool = claim?.metadata.labels?.[K.pool] ?? '';
+      const anchored = ann(this.obj(POOLS, pool))[K.active];
+      const candidate = anchored ? this.obj(CLAIMS, anchored) : undefined;
+      const ok =
+        anchored !== undefined &&
+        ((w.name === anchored && ann(claim)[K.state] === 'draining') ||
+          (w.name !== anchored && this.isSurgeOf(claim, candidate, anchored)));
+      if (!ok)
+        v(
+          'S2',
+          `NodeClaim ${w.name} of pool ${pool} deleted while the pool anchors ${anchored ?? 'nothing'} ` +
+            `(claim state ${ann(claim)[K.state] ?? 'none'})`,
+        );
+      const earlier = [...(this.deleted.get(pool) ?? [])].filter((c) => c !== w.name && this.obj(CLAIMS, c));
+      if (earlier.length > 0)
+        v(
+          'S1',
+          `NodeClaim ${w.name} of pool ${pool} deleted while ${earlier.join(', ')}, deleted earlier, still drains`,
+        );
+    }
+    const owned = this.operator.get(key(w));
+    if (owned && w.after) {
+      for (const [k, value] of owned) {
+        const now = k === CORDON ? String(unschedulable(w.after)) : ann(w.after)[k];
+        if (now !== value)
+          v('S3', `${w.resource} ${w.name}: the operator's ${k}=${value} became ${now ?? '(removed)'}`);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Whether `claim` is the surge of the anchored rotation by what was persisted (docs/safety.md, S2): the
+   * candidate's `surge-claim` names it AND its own `surge-for` names the candidate. Never inferred: a claim
+   * that merely looks like a surge (created after the start, an empty node) is not ours to delete.
+   */
+  private isSurgeOf(claim: Obj | undefined, candidate: Obj | undefined, anchored: string): boolean {
+    if (!claim || !candidate) return false;
+    return ann(candidate)[K.surgeClaim] === claim.metadata.name && ann(claim)[K.surgeFor] === anchored;
+  }
+
+  private apply(w: Write): void {
+    const k = key(w);
+    if (w.after) this.state.set(k, w.after);
+    else this.state.delete(k);
+    if (!w.after) {
+      this.operator.delete(k);
+      return;
+    }
+    if (w.resource === CLAIMS && w.verb === 'delete' && this.isController(w.actor)) {
+      const pool = w.before?.metadata.labels?.[K.pool] ?? '';
+      let s = this.deleted.get(pool);
+      if (!s) this.deleted.set(pool, (s = new Set()));
+      s.add(w.name);
+    }
+    if (this.isController(w.actor)) return;
+    // Who set each annotation and the cordon last: the operator's become protected, anyone else's are not.
+    const before: Record<string, string> = { ...ann(w.before), [CORDON]: String(unschedulable(w.before)) };
+    const after: Record<string, string> = { ...ann(w.after), [CORDON]: String(unschedulable(w.after)) };
+    let owned = this.operator.get(k);
+    for (const name of new Set([...Object.keys(before), ...Object.keys(after)])) {
+      if (before[name] === after[name]) continue;
+      const value = after[name];
+      if (this.isOperator(w.actor) && value !== undefined && !(name === CORDON && value === 'false')) {
+        if (!owned) this.operator.set(k, (owned = new Map<string, string>()));
+        owned.set(name, value);
+      } else owned?.delete(name);
+    }
+  }
+
+  private afterwards(w: Write): Violation[] {
+    if (w.resource !== CLAIMS) return [];
+    const pool = (w.after ?? w.before)?.metadata.labels?.[K.pool];
+    if (!pool) return [];
+    const inFlight = [...this.state.values()].filter(
+      (o) =>
+        o.metadata.labels?.[K.pool] === pool &&
+        this.state.get(key({ resource: CLAIMS, name: o.metadata.name })) === o &&
+        ['pending', 'draining'].includes(ann(o)[K.state] ?? ''),
+    );
+    if (inFlight.length <= 1) return [];
+    return [
+      {
+        invariant: 'S1',
+        seq: w.seq,
+        message:
+          `pool ${pool} has ${inFlight.length} rotations in flight: ` +
+          `${inFlight.map((o) => `${o.metadata.name}=${ann(o)[K.state]}`).join(', ')} (write #${w.seq} by ${w.actor})`,
+      },
+    ];
+  }
+}
+
+export interface EndState {
+  pools: Obj[];
+  claims: Obj[];
+  nodes: Obj[];
+  /** Pods in the controller's namespace. */
+  pods: Obj[];
+  /** Claims that were due for rotation at the start (and not protected by an operator). */
+  due: string[];
+}
+
+/** With faults off and the run long enough: everything due was rotated or rolled back, and nothing of ours is left. */
+export function liveness(s: EndState): Violation[] {
+  const out: Violation[] = [];
+  const v = (message: string): void => void out.push({ invariant: 'liveness', message });
+  for (const p of s.pools)
+    for (const k of Object.keys(ann(p)))
+      if (k.startsWith(`${P}active-rotation`) || k === `${P}draining-at` || k === `${P}surge-wait`)
+        v(`NodePool ${p.metadata.name} still carries ${k}=${ann(p)[k]}`);
+  for (const c of s.claims)
+    if (['pending', 'draining'].includes(ann(c)[K.state] ?? ''))
+      v(`NodeClaim ${c.metadata.name} is still ${ann(c)[K.state]}`);
+  for (const p of s.pods)
+    if (p.metadata.labels?.[K.surgeFor] !== undefined) v(`placeholder ${p.metadata.name} is left`);
+  for (const n of s.nodes)
+    for (const k of [K.surgeFor, K.owned, K.cordoned])
+      if (ann(n)[k] !== undefined) v(`Node ${n.metadata.name} still carries ${k}`);
+  const claims = new Map(s.claims.map((c) => [c.metadata.name, c]));
+  for (const name of s.due) {
+    const c = claims.get(name);
+    if (c && ann(c)[K.state] !== 'failed' && ann(c)[K.state] !== 'expired')
+      v(`NodeClaim ${name} was due at the start and is neither replaced nor rolled back`);
+  }
+  return out;
+}

@@ -1,0 +1,189 @@
+// The simulation's only source of order and time. Every request's arrival at the server, every answer, every
+// watch event's delivery, every model reaction and every timer is a task; a seeded PRNG picks which runnable
+// task runs next, and virtual time moves only when nothing is runnable (to the next task or timer due).
+// Between two tasks the driver lets every microtask settle, so the controller's code between two awaits runs
+// as one step and one seed reproduces one run exactly.
+import type { Clock, Timer } from '../../controller/queue/clock.js';
+
+/** xoshiro128** (Blackman and Vigna) from its four state words: 32-bit outputs. */
+export function xoshiro128ss(a: number, b: number, c: number, d: number): () => number {
+  return () => {
+    const result = Math.imul(rotl(Math.imul(b, 5) >>> 0, 7), 9) >>> 0;
+    const t = (b << 9) >>> 0;
+    c = (c ^ a) >>> 0;
+    d = (d ^ b) >>> 0;
+    b = (b ^ c) >>> 0;
+    a = (a ^ d) >>> 0;
+    c = (c ^ t) >>> 0;
+    d = rotl(d, 11);
+    return result;
+  };
+}
+
+/** A stream of floats in [0, 1) from one integer seed: xoshiro128**, its state filled by splitmix32. */
+export function seeded(seed: number): () => number {
+  let x = seed >>> 0;
+  const splitmix = (): number => {
+    x = (x + 0x9e3779b9) >>> 0;
+    let z = x;
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
+    return (z ^ (z >>> 16)) >>> 0;
+  };
+  const next = xoshiro128ss(splitmix(), splitmix(), splitmix(), splitmix());
+  return () => next() / 4294967296;
+}
+
+const rotl = (v: number, k: number): number => ((v << k) | (v >>> (32 - k))) >>> 0;
+
+/** A few helpers over one random stream. */
+export class Rng {
+  constructor(readonly next: () => number) {}
+  static of(seed: number): Rng {
+    return new Rng(seeded(seed));
+  }
+  /** An integer in [lo, hi]. */
+  int(lo: number, hi: number): number {
+    return lo + Math.floor(this.next() * (hi - lo + 1));
+  }
+  chance(p: number): boolean {
+    return p > 0 && this.next() < p;
+  }
+  pick<T>(xs: readonly T[]): T {
+    return xs[Math.floor(this.next() * xs.length)] as T;
+  }
+  /** A new independent stream (its seed drawn from this one). */
+  fork(): Rng {
+    return Rng.of(Math.floor(this.next() * 4294967296));
+  }
+}
+
+export interface Task {
+  readonly seq: number;
+  /** Runnable from this virtual instant. */
+  readonly at: number;
+  /** Whose task: a controller process (killed with it) or the world ("world"). */
+  readonly owner: string;
+  readonly label: string;
+  readonly run: () => void;
+  /** Timers keep their order among themselves (as setTimeout does); I/O tasks race. */
+  readonly timer: boolean;
+  live: boolean;
+}
+
+export interface Step {
+  n: number;
+  at: number;
+  owner: string;
+  label: string;
+}
+
+export class Scheduler {
+  private t: number;
+  private seq = 0;
+  private steps = 0;
+  private tasks: Task[] = [];
+  private readonly trace: Step[] = [];
+
+  constructor(
+    private readonly rng: Rng,
+    start: number,
+    private readonly traceSize = 400,
+  ) {
+    this.t = start;
+  }
+
+  get now(): number {
+    return this.t;
+  }
+
+  get stepCount(): number {
+    return this.steps;
+  }
+
+  /** Runs `run` at virtual `now + delayMs` or later, when the scheduler picks it. */
+  add(owner: string, label: string, delayMs: number, run: () => void): Task {
+    const task: Task = {
+      seq: this.seq++,
+      at: this.t + Math.max(delayMs, 0),
+      owner,
+      label,
+      run,
+      timer: false,
+      live: true,
+    };
+    this.tasks.push(task);
+    return task;
+  }
+
+  /** The Clock a process sees: its timers are tasks of its own, dropped when it is killed. */
+  clock(owner: string): Clock {
+    return {
+      now: () => this.t,
+      // Virtual time has no jumps yet: the monotonic reading is the same instant.
+      mono: () => this.t,
+      after: (ms: number, fn: () => void): Timer => {
+        const task: Task = {
+          seq: this.seq++,
+          at: this.t + Math.max(ms, 0),
+          owner,
+          label: `timer ${ms} ms`,
+          run: fn,
+          timer: true,
+          live: true,
+        };
+        this.tasks.push(task);
+        return { cancel: () => void (task.live = false) };
+      },
+    };
+  }
+
+  /** Drops every task of `owner` (a killed process): its answers never arrive, its timers never fire. */
+  kill(owner: string): void {
+    for (const t of this.tasks) if (t.owner === owner) t.live = false;
+  }
+
+  /**
+   * Runs one task: a random one among those runnable now (each timer only once every earlier timer has run);
+   * when none is, time moves to the earliest due. Returns null when nothing is left, or nothing before `until`.
+   */
+  step(until = Infinity): Step | null {
+    this.tasks = this.tasks.filter((x) => x.live);
+    if (this.tasks.length === 0) return null;
+    let runnable = this.runnable();
+    if (runnable.length === 0) {
+      const next = Math.min(...this.tasks.map((x) => x.at));
+      if (next > until) return null;
+      this.t = next;
+      runnable = this.runnable();
+    }
+    const task = this.rng.pick(runnable);
+    task.live = false;
+    const step = { n: this.steps++, at: this.t, owner: task.owner, label: task.label };
+    this.trace.push(step);
+    if (this.trace.length > this.traceSize) this.trace.shift();
+    task.run();
+    return step;
+  }
+
+  private runnable(): Task[] {
+    let firstTimer: Task | undefined;
+    const out: Task[] = [];
+    for (const x of this.tasks) {
+      if (x.at > this.t) continue;
+      if (!x.timer) out.push(x);
+      else if (!firstTimer || x.at < firstTimer.at || (x.at === firstTimer.at && x.seq < firstTimer.seq))
+        firstTimer = x;
+    }
+    if (firstTimer) out.push(firstTimer);
+    return out;
+  }
+
+  /** The last steps, oldest first. */
+  lastSteps(): readonly Step[] {
+    return this.trace;
+  }
+}
+
+/** Lets every pending microtask run (the controller's code up to its next await on a task). */
+export const settle = (): Promise<void> => new Promise((r) => setImmediate(r));

@@ -1,0 +1,28 @@
+// The seed ranges CI runs (test/sim/sim.test.ts, test/sim/sim-faults.test.ts), and the check both share: every
+// seed of a range keeps every invariant, or the failure names the seeds, their replay commands and the first
+// one's trace. SIM_SEEDS scales both ranges (a long run here: SIM_SEEDS=20000 npx vitest run test/sim).
+import { expect } from 'vitest';
+import { runSeed, type Fault } from './sim.js';
+
+/** Seeds per CI range: sized to about two minutes for both files together on the shared machine (README). */
+export const CI_SEEDS = Number(process.env.SIM_SEEDS ?? 300);
+
+/**
+ * The faults of the CI range: all but `operators`, which finds known controller bugs (an operator's cordon or
+ * do-not-disrupt racing ours is later taken away by us: S3, README "Known failures") in one seed of 50 to 150;
+ * it joins this list once they are fixed. `npm run sim -- --faults …,operators` runs it meanwhile.
+ */
+export const CI_FAULTS: readonly Fault[] = ['errors', 'conflicts', 'lost', 'cuts', 'gone', 'delays', 'restarts'];
+
+/** Runs seeds [from, from + count) and fails with their replay commands if any breaks an invariant. */
+export async function expectSeedsHold(from: number, count: number, faults: readonly Fault[]): Promise<void> {
+  const failed: string[] = [];
+  let firstTrace = '';
+  for (let seed = from; seed < from + count; seed++) {
+    const r = await runSeed({ seed, faults });
+    if (r.ok) continue;
+    failed.push(`seed ${seed}: ${r.violations.map((v) => `${v.invariant} ${v.message}`).join('; ')}\n  ${r.replay}`);
+    if (!firstTrace) firstTrace = r.trace.join('\n');
+  }
+  expect(failed, `${failed.join('\n')}\n\nthe first failure's trace:\n${firstTrace}`).toEqual([]);
+}

@@ -1,0 +1,71 @@
+// The deterministic simulation: its scheduler and PRNG, its reproducibility, and the CI range of seeds without
+// faults (sim-faults.test.ts runs the faulted range).
+import { describe, expect, it } from 'vitest';
+import { Rng, Scheduler, xoshiro128ss } from './scheduler.js';
+import { CI_SEEDS, expectSeedsHold } from './seeds.js';
+import { runSeed } from './sim.js';
+
+describe('the scheduler', () => {
+  it('xoshiro128** gives the reference outputs for the state 1, 2, 3, 4', () => {
+    const next = xoshiro128ss(1, 2, 3, 4);
+    expect(Array.from({ length: 6 }, next)).toEqual([11520, 0, 5927040, 70819200, 2031721883, 1637235492]);
+  });
+
+  it('moves time only when nothing is runnable, to the earliest task or timer due', () => {
+    const s = new Scheduler(Rng.of(1), 0);
+    const seen: string[] = [];
+    s.clock('p').after(100, () => seen.push(`timer@${s.now}`));
+    s.add('p', 'io', 0, () => seen.push(`io@${s.now}`));
+    s.add('p', 'later', 50, () => seen.push(`later@${s.now}`));
+    while (s.step()) {
+      /* run all */
+    }
+    expect(seen).toEqual(['io@0', 'later@50', 'timer@100']);
+  });
+
+  it('keeps timers in their order (as setTimeout does) while I/O tasks race', () => {
+    const orders = new Set<string>();
+    for (let seed = 0; seed < 20; seed++) {
+      const s = new Scheduler(Rng.of(seed), 0);
+      const seen: string[] = [];
+      for (const t of ['t1', 't2', 't3']) s.clock('p').after(0, () => seen.push(t));
+      for (const t of ['a', 'b']) s.add('p', t, 0, () => seen.push(t));
+      while (s.step()) {
+        /* run all */
+      }
+      expect(seen.filter((x) => x.startsWith('t'))).toEqual(['t1', 't2', 't3']);
+      orders.add(seen.join(','));
+    }
+    expect(orders.size).toBeGreaterThan(1);
+  });
+
+  it('drops the tasks and timers of a killed process', () => {
+    const s = new Scheduler(Rng.of(1), 0);
+    const seen: string[] = [];
+    s.add('dead', 'io', 0, () => seen.push('dead io'));
+    s.clock('dead').after(10, () => seen.push('dead timer'));
+    s.add('alive', 'io', 0, () => seen.push('alive io'));
+    s.kill('dead');
+    while (s.step()) {
+      /* run all */
+    }
+    expect(seen).toEqual(['alive io']);
+  });
+});
+
+describe('a seed reproduces its run exactly', () => {
+  it('the same seed with every fault gives the same steps, writes and trace twice', async () => {
+    const a = await runSeed({ seed: 4242, faults: ['errors', 'lost', 'cuts', 'gone', 'restarts', 'operators'] });
+    const b = await runSeed({ seed: 4242, faults: ['errors', 'lost', 'cuts', 'gone', 'restarts', 'operators'] });
+    expect(b.steps).toBe(a.steps);
+    expect(b.writes).toBe(a.writes);
+    expect(b.trace).toEqual(a.trace);
+    expect(a.steps).toBeGreaterThan(100);
+  });
+});
+
+describe('the controller under simulation, without faults', () => {
+  it(`keeps S1–S3 and liveness for seeds 1…${CI_SEEDS}`, { timeout: 30 * 60_000 }, async () => {
+    await expectSeedsHold(1, CI_SEEDS, []);
+  });
+});
