@@ -154,7 +154,17 @@ const PROBES = (namespace: string): Record<string, unknown>[] => {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name, namespace },
-      spec: { containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10' }] },
+      // Pod Security `restricted` would refuse it first in a namespace that enforces it.
+      spec: {
+        securityContext: { runAsNonRoot: true, runAsUser: 65535, seccompProfile: { type: 'RuntimeDefault' } },
+        containers: [
+          {
+            name: 'pause',
+            image: 'registry.k8s.io/pause:3.10',
+            securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+          },
+        ],
+      },
     },
   ];
 };
