@@ -1,11 +1,12 @@
 // The installation files that are derived from a single source elsewhere (`npm run generate`; a test fails when a
 // committed one differs): the Helm chart's CRDs (from deploy/crds), its RBAC (from controller/rbac.ts, the one
-// place the controller's permissions are defined), the PrometheusRule of both installs (from the promtool rule
-// file deploy/prometheus/alerts.yaml), the Crossplane function's ClusterRole (from examples/crossplane) and the
-// Grafana dashboard (from the panel list below).
+// place the controller's permissions are defined), its admission policies (from controller/admission.ts), the
+// PrometheusRule of both installs (from the promtool rule file deploy/prometheus/alerts.yaml), the Crossplane
+// function's ClusterRole (from examples/crossplane) and the Grafana dashboard (from the panel list below).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
+import { admissionPolicy } from '../controller/admission.js';
 import { rbacManifests } from '../controller/rbac.js';
 
 export const CHART = 'charts/noderotation';
@@ -17,25 +18,29 @@ const FUNCTION_ROLE = 'examples/crossplane/clusterrole.yaml';
 const generatedFrom = (source: string, hash = '#'): string =>
   `${hash} Generated from ${source} by \`npm run generate\`; do not edit.\n`;
 
-/** The chart's RBAC: the generated manifests with Helm's names, namespace and labels put in. */
-function chartRbac(): string {
+/**
+ * Generated manifests as a chart template: the sentinel namespace and name replaced by the release's namespace and
+ * the chart's name, the labels by Helm's; inside `{{- if <condition> }}` when one is given.
+ */
+function chartTemplate(source: string, manifests: Record<string, unknown>[], condition?: string): string {
   // Sentinels that stringify writes as plain scalars, replaced by template actions afterwards.
-  const docs = rbacManifests('NAMESPACE__', 'NAME__').map((m) => {
+  const docs = manifests.map((m) => {
     const meta = m.metadata as Record<string, unknown>;
-    return `---\n${stringify({ ...m, metadata: { ...meta, labels: 'LABELS__' } })}`;
+    return `---\n${stringify({ ...m, metadata: { ...meta, labels: 'LABELS__' } }, { lineWidth: 0 })}`;
   });
   const labels = [
     'labels:',
     '    {{- include "noderotation.labels" . | nindent 4 }}',
     '    app.kubernetes.io/component: controller',
   ].join('\n');
+  const body = docs
+    .join('')
+    .replaceAll('NAMESPACE__', '{{ .Release.Namespace }}')
+    .replaceAll('NAME__', '{{ include "noderotation.fullname" . }}')
+    .replaceAll('labels: LABELS__', labels);
   return (
-    `{{- /* Generated from controller/rbac.ts by \`npm run generate\`; do not edit. */ -}}\n` +
-    docs
-      .join('')
-      .replaceAll('NAMESPACE__', '{{ .Release.Namespace }}')
-      .replaceAll('NAME__', '{{ include "noderotation.fullname" . }}')
-      .replaceAll('labels: LABELS__', labels)
+    `{{- /* Generated from ${source} by \`npm run generate\`; do not edit. */ -}}\n` +
+    (condition ? `{{- if ${condition} }}\n${body}{{- end }}\n` : body)
   );
 }
 
@@ -45,7 +50,16 @@ export function installFiles(root: string): Map<string, string> {
 
   for (const f of CRD_FILES)
     out.set(`${CHART}/crds/${f}`, generatedFrom(`deploy/crds/${f}`) + read(`deploy/crds/${f}`));
-  out.set(`${CHART}/templates/rbac.yaml`, chartRbac());
+  out.set(`${CHART}/templates/rbac.yaml`, chartTemplate('controller/rbac.ts', rbacManifests('NAMESPACE__', 'NAME__')));
+  // The policies match the release's ServiceAccount (admissionPolicy.enabled).
+  out.set(
+    `${CHART}/templates/admission.yaml`,
+    chartTemplate(
+      'controller/admission.ts',
+      admissionPolicy({ namespace: 'NAMESPACE__', serviceAccount: 'NAME__' }),
+      '.Values.admissionPolicy.enabled',
+    ),
+  );
 
   const alerts = read(ALERTS);
   const groups = (parse(alerts) as { groups: unknown[] }).groups;

@@ -597,7 +597,7 @@ async function main(): Promise<void> {
       }
       const kubeconfig =
         which === 'ours'
-          ? serviceAccountKubeconfig(NAMESPACE).kubeconfig
+          ? (await serviceAccountKubeconfig(NAMESPACE)).kubeconfig
           : adminServiceAccountKubeconfig(env.runDir, env.kubeconfig);
       results.push(await measure(which, client, f, env, kubeconfig, base));
       log(`${which}: ${JSON.stringify(results[results.length - 1])}`);

@@ -164,7 +164,7 @@ describe('Flux syncs a fleet repository; Crossplane composes its plan; the contr
     kubectl(['apply', '-f', join(EXAMPLES, 'flux/kustomization-plans.yaml')]);
 
     // The controller, as its ServiceAccount, while Flux and Crossplane work.
-    const sa = serviceAccountKubeconfig(ns);
+    const sa = await serviceAccountKubeconfig(ns);
     identity = sa;
     controller = new ControllerProcess(ns, [], sa.kubeconfig);
     await controller.start();

@@ -1,7 +1,8 @@
 // The installation on a real apiserver: the kustomize base (with its prometheus and crossplane parts) and the
-// Helm chart (every option on) pass a server-side dry-run with strict field validation, in a namespace of their
-// own that the base's Namespace object made (Pod Security `restricted`); and the surge placeholder the engine
-// builds is admitted there, while a Pod that breaks `restricted` is not. Needs the install tools
+// Helm chart (every option on), their admission policies included (matching the ServiceAccount of the namespace
+// they are moved to), pass a server-side dry-run with strict field validation, in a namespace of their own that
+// the base's Namespace object made (Pod Security `restricted`); and the surge placeholder the engine builds is
+// admitted there, while a Pod that breaks `restricted` is not. Needs the install tools
 // (test/install/tools.sh build) besides the cluster.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,12 +10,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { claim, nodePool, OLD } from '../unit/fixtures.js';
-import { policyParams } from '../../src/derivation/params.js';
-import { placeholderPod, sizePlaceholder } from '../../src/engine/placeholder.js';
 import { readClusterEnv, repoRoot } from './helpers/cluster.js';
 import { uniqueName, waitFor } from './helpers/k8s.js';
-import { CHART, ALL_ON, manifests, ok, toolPath, type Manifest } from '../install/tools.js';
+import { enginePlaceholder } from './helpers/noderotation-api.js';
+import { CHART, ALL_ON, docsReplacements, manifests, ok, toolPath, type Manifest } from '../install/tools.js';
 
 const env = readClusterEnv();
 const ns = uniqueName('nr-install');
@@ -70,13 +69,21 @@ function kustomizeRender(): Manifest[] {
     ok('mkdir', ['-p', overlay]);
     writeFileSync(
       path.join(overlay, 'kustomization.yaml'),
-      `namespace: ${ns}\nresources:\n  - ${path.relative(overlay, path.join(repoRoot, part))}\n`,
+      `namespace: ${ns}\nresources:\n  - ${path.relative(overlay, path.join(repoRoot, part))}\n` +
+        // The user name the admission policies match moves with the namespace (docs/operations.md's overlay).
+        (part === 'deploy' ? docsReplacements() : ''),
     );
     return manifests(ok(k, ['build', overlay]));
   });
 }
 
 const isNamespace = (m: Manifest) => m.kind === 'Namespace';
+/** The user name each admission policy matches: the controller's ServiceAccount in this test's namespace. */
+const user = `request.userInfo.username == 'system:serviceaccount:${ns}:noderotation-controller'`;
+const admissionUsers = (ms: Manifest[]) =>
+  ms
+    .filter((m) => m.kind === 'ValidatingAdmissionPolicy')
+    .map((m) => (m.spec as { matchConditions: { expression: string }[] }).matchConditions[0]!.expression);
 const isCrd = (m: Manifest) => m.kind === 'CustomResourceDefinition';
 
 beforeAll(async () => {
@@ -123,6 +130,12 @@ describe('the installation on a real apiserver (server-side dry-run, strict fiel
     const r = dryRun(objects);
     expect(r.code, r.text).toBe(0);
     expect(r.text).toContain(`deployment.apps/noderotation-controller serverside-applied (server dry run)`);
+    expect(admissionUsers(objects)).toEqual(Array(4).fill(user));
+    for (const p of ['nodes', 'nodeclaims', 'nodepools', 'pods'])
+      for (const kind of ['validatingadmissionpolicy', 'validatingadmissionpolicybinding'])
+        expect(r.text).toContain(
+          `${kind}.admissionregistration.k8s.io/noderotation-controller-${p} serverside-applied (server dry run)`,
+        );
   });
 
   it('accepts the Helm chart with every option on', () => {
@@ -132,6 +145,10 @@ describe('the installation on a real apiserver (server-side dry-run, strict fiel
     const r = dryRun(objects);
     expect(r.code, r.text).toBe(0);
     expect(r.text).toContain(`prometheusrule.monitoring.coreos.com/noderotation-controller serverside-applied`);
+    expect(admissionUsers(objects)).toEqual(Array(4).fill(user));
+    expect(r.text).toContain(
+      'validatingadmissionpolicybinding.admissionregistration.k8s.io/noderotation-controller-pods serverside-applied',
+    );
   });
 
   it('rejects a misspelt field (the dry-run validates)', () => {
@@ -143,20 +160,7 @@ describe('the installation on a real apiserver (server-side dry-run, strict fiel
 });
 
 describe('Pod Security restricted in the controller namespace', () => {
-  const placeholder = () => {
-    const { claim: c, node } = claim('general-abc12', { createdAt: OLD });
-    return placeholderPod({
-      pool: nodePool(),
-      claim: c,
-      node,
-      params: policyParams({ nodePools: ['general'], maintenanceWindows: [] } as never),
-      sizing: sizePlaceholder(c, [], false),
-      avoidNodes: [],
-      namespace: ns,
-      priorityClassName: priorityClass,
-      image: 'registry.k8s.io/pause:3.10',
-    });
-  };
+  const placeholder = () => enginePlaceholder(ns, priorityClass);
 
   it('admits the surge placeholder the engine builds', () => {
     const r = kubectl(['create', '--dry-run=server', '-f', '-'], JSON.stringify(placeholder()));

@@ -1,13 +1,18 @@
 // The kustomize base and the Helm chart against the real tools: helm lint, helm template, kustomize build, both
 // renders through kubeconform -strict (our schemas, Kubernetes' own, prometheus-operator's and Crossplane's), the
-// controller's RBAC exactly controller/rbac.ts in both, the Deployment's hardening, and the values schema.
-import { readFileSync } from 'node:fs';
+// controller's RBAC exactly controller/rbac.ts in both, its admission policies exactly controller/admission.ts, the
+// Deployment's hardening, and the values schema.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { admissionPolicy, NODE_SPEC_FIELDS } from '../../controller/admission.js';
 import { CLUSTER_RULES, NAMESPACE_RULES, type Rule } from '../../controller/rbac.js';
 import {
   ALL_ON,
   CHART,
+  docsOverlay,
+  docsReplacements,
   helmTemplate,
   kustomizeAll,
   manifests,
@@ -80,6 +85,17 @@ describe.each([
     expect(binding.subjects).toEqual([
       { kind: 'ServiceAccount', name: 'noderotation-controller', namespace: NAMESPACE },
     ]);
+  });
+
+  it('holds the controller to exactly the admission policies of controller/admission.ts', () => {
+    const isAdmission = (m: Manifest) => m.kind.startsWith('ValidatingAdmissionPolicy');
+    // Kind, name and spec (the labels differ), in one order (kustomize and Helm sort by kind).
+    const strip = (docs: (Manifest | Record<string, unknown>)[]) =>
+      docs
+        .map((m) => ({ kind: m.kind as string, name: (m.metadata as { name: string }).name, spec: m.spec }))
+        .sort((a, b) => `${a.kind}/${a.name}`.localeCompare(`${b.kind}/${b.name}`));
+    const expected = admissionPolicy({ namespace: NAMESPACE, serviceAccount: 'noderotation-controller' });
+    expect(strip(ms.filter(isAdmission))).toEqual(strip(expected));
   });
 
   it('runs two leader-elected, locked-down replicas with probes, resources and a PDB', () => {
@@ -160,6 +176,45 @@ describe('the kustomize base and the chart', () => {
     const urls = JSON.stringify(spec(moved)).match(/"runbook_url":"[^"]*"/g) ?? [];
     expect(urls.length).toBeGreaterThan(5);
     for (const u of urls) expect(u).toMatch(/^"runbook_url":"https:\/\/wiki\.example\.com\/nr#noderotation[a-z]+"$/);
+  });
+});
+
+describe('the admission policies', () => {
+  it('are left out of the chart with admissionPolicy.enabled=false', () => {
+    const kinds = (set: string[]) => manifests(helmTemplate(set)).map((m) => m.kind);
+    expect(kinds([])).toContain('ValidatingAdmissionPolicyBinding');
+    const off = kinds(['admissionPolicy.enabled=false']);
+    expect(off.filter((k) => k.startsWith('ValidatingAdmissionPolicy'))).toEqual([]);
+    expect(off).toContain('Deployment');
+  });
+
+  it("name every field of the Kubernetes NodeSpec but unschedulable (the Node rule's list is complete)", () => {
+    const node = JSON.parse(readFileSync(path.join(toolPath('schemas'), 'v1/node_v1.json'), 'utf8')) as {
+      properties: { spec: { properties: Record<string, unknown> } };
+    };
+    expect(Object.keys(node.properties.spec.properties).sort()).toEqual([...NODE_SPEC_FIELDS, 'unschedulable'].sort());
+  });
+
+  it("follow the namespace of an overlay with the replacement docs/operations.md shows (the user name's)", () => {
+    const overlay = docsOverlay();
+    expect(overlay).toContain(docsReplacements());
+    const dir = mkdtempSync(path.join(tmpdir(), 'nr-overlay-'));
+    try {
+      const text = overlay
+        .replace(/^namespace: .*$/m, 'namespace: elsewhere')
+        .replace(/^ {2}- https:\/\/github\.com\/.*$/m, `  - ${path.relative(dir, path.join(repoRoot, 'deploy'))}`);
+      writeFileSync(path.join(dir, 'kustomization.yaml'), text);
+      const built = manifests(ok(toolPath('kustomize'), ['build', dir]));
+      const users = built
+        .filter((m) => m.kind === 'ValidatingAdmissionPolicy')
+        .map((m) => (m.spec as { matchConditions: { expression: string }[] }).matchConditions[0]!.expression);
+      expect(users).toHaveLength(4);
+      for (const u of users)
+        expect(u).toBe("request.userInfo.username == 'system:serviceaccount:elsewhere:noderotation-controller'");
+      expect(find(built, 'ServiceAccount').metadata.namespace).toBe('elsewhere');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

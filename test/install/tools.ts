@@ -1,6 +1,6 @@
 // The cached installation tools (test/install/tools.sh) and the renders every install test starts from.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
@@ -73,4 +73,22 @@ export function kustomizeAll(): string {
   return ['deploy', 'deploy/prometheus', 'deploy/crossplane']
     .map((d) => ok(k, ['build', path.join(repoRoot, d)]))
     .join('---\n');
+}
+
+/** The kustomize overlay docs/operations.md shows (its base a URL to replace, its namespace to change). */
+export function docsOverlay(): string {
+  const docs = readFileSync(path.join(repoRoot, 'docs/operations.md'), 'utf8');
+  const overlay = /```yaml\n(# overlays\/prod\/kustomization\.yaml\n[\s\S]*?)```/.exec(docs)?.[1];
+  if (!overlay) throw new Error('docs/operations.md shows no overlays/prod/kustomization.yaml');
+  return overlay;
+}
+
+/**
+ * Its `replacements:` section, which moves the admission policies' user name along with the namespace (every
+ * overlay that moves the namespace needs it).
+ */
+export function docsReplacements(): string {
+  const section = /^replacements:\n(?: .*\n)+/m.exec(docsOverlay())?.[0];
+  if (!section) throw new Error("docs/operations.md's overlay has no replacements");
+  return section;
 }

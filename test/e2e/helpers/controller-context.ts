@@ -56,7 +56,7 @@ export function useController(): ControllerContext {
     async controller(namespace, args = [], env = {}) {
       let kubeconfig = kubeconfigs.get(namespace);
       if (!kubeconfig) {
-        const identity = serviceAccountKubeconfig(namespace);
+        const identity = await serviceAccountKubeconfig(namespace);
         cleanups.push(identity.cleanup);
         kubeconfig = identity.kubeconfig;
         kubeconfigs.set(namespace, kubeconfig);

@@ -15,6 +15,17 @@ export function kubectl(args: string[], input?: string): string {
   if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
   return r.stdout;
 }
+
+/** kubectl that reports instead of throwing: exit code and output (stdout, then stderr); admin unless `kubeconfig`. */
+export function kubectlResult(
+  args: string[],
+  input?: string,
+  kubeconfig = env.kubeconfig,
+): { code: number; text: string } {
+  const r = spawnSync(env.kubectl, ['--kubeconfig', kubeconfig, ...args], { input, encoding: 'utf8' });
+  if (r.error) throw r.error;
+  return { code: r.status ?? -1, text: `${r.stdout}${r.stderr}` };
+}
 const items = <T>(args: string[]): T[] => (JSON.parse(kubectl([...args, '-o', 'json'])) as { items: T[] }).items;
 
 /** Raw JSON from the API (timestamps as strings), the form the engine reads. */

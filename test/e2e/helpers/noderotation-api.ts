@@ -2,10 +2,15 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
+import { admissionPolicy, policyNames, serviceAccountUser } from '../../../controller/admission.js';
 import { rbacManifests } from '../../../controller/rbac.js';
+import { policyParams } from '../../../src/derivation/params.js';
+import { placeholderPod, sizePlaceholder } from '../../../src/engine/placeholder.js';
 import type { RotationPolicy } from '../../../src/generated/api-types.js';
+import type { Pod } from '../../../src/kube/types.js';
+import { claim, nodePool, OLD } from '../../unit/fixtures.js';
 import { readClusterEnv, repoRoot } from './cluster.js';
-import { kubectl } from './engine-shell.js';
+import { kubectl, kubectlResult } from './engine-shell.js';
 import { ignoreNotFound, waitFor, type Kube } from './k8s.js';
 
 const GROUP = 'noderotation.io';
@@ -85,21 +90,102 @@ export async function eventsV1(kube: Kube, namespace: string): Promise<EventV1[]
 
 /**
  * A kubeconfig for the controller's ServiceAccount in `namespace`, bound to exactly the rules of
- * controller/rbac.ts (under a name of its own), with a token from the TokenRequest API: the controller then
- * runs with the permissions a real installation gives it, and a call missing from rbac.ts fails.
+ * controller/rbac.ts (under a name of its own), with a token from the TokenRequest API, and held by the admission
+ * policies of controller/admission.ts (which are in force when this returns): the controller then runs with the
+ * permissions and under the admission rules a real installation gives it, and a call missing from rbac.ts, or a
+ * write the policies refuse, fails.
  */
-export function serviceAccountKubeconfig(namespace: string): { kubeconfig: string; cleanup: () => void } {
+export async function serviceAccountKubeconfig(
+  namespace: string,
+): Promise<{ kubeconfig: string; cleanup: () => void }> {
   const name = `nr-ctl-${namespace}`.slice(0, 63);
   const manifests = rbacManifests(namespace, name);
   kubectl(['apply', '-f', '-'], manifests.map((m) => `---\n${stringify(m)}`).join(''));
+  const removeAdmission = await installAdmissionPolicy(namespace, name);
   const file = tokenKubeconfig(namespace, name);
   return {
     kubeconfig: file,
     cleanup: () => {
+      removeAdmission();
       kubectl(['delete', 'clusterrolebinding,clusterrole', name, '--ignore-not-found']);
       rmSync(file, { force: true });
     },
   };
+}
+
+/**
+ * Installs the admission policies for ServiceAccount `namespace/serviceAccount` and waits until the apiserver
+ * enforces each of them; returns their removal.
+ */
+export async function installAdmissionPolicy(namespace: string, serviceAccount: string): Promise<() => void> {
+  const target = { namespace, serviceAccount };
+  kubectl(
+    ['apply', '-f', '-'],
+    admissionPolicy(target)
+      .map((m) => `---\n${stringify(m)}`)
+      .join(''),
+  );
+  const names = policyNames(target);
+  await waitForAdmissionPolicy(namespace, serviceAccount);
+  return () => {
+    kubectl(['delete', 'validatingadmissionpolicybinding,validatingadmissionpolicy', ...names, '--ignore-not-found']);
+  };
+}
+
+/**
+ * Writes each policy refuses outright (a create of a Node, NodeClaim and NodePool, an unlabelled Pod), made as the
+ * ServiceAccount's user name in group system:masters (so RBAC allows them) with a server-side dry-run (so nothing
+ * is stored): all four refused by our rules means the apiserver has loaded all four policies.
+ */
+const PROBES = (namespace: string): Record<string, unknown>[] => {
+  const name = 'nr-admission-probe';
+  const nodeClassRef = { group: 'karpenter.kwok.sh', kind: 'KWOKNodeClass', name: 'default' };
+  const requirements = [{ key: 'kubernetes.io/os', operator: 'In', values: ['linux'] }];
+  return [
+    { apiVersion: 'v1', kind: 'Node', metadata: { name } },
+    { apiVersion: 'karpenter.sh/v1', kind: 'NodeClaim', metadata: { name }, spec: { nodeClassRef, requirements } },
+    {
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodePool',
+      metadata: { name },
+      spec: { template: { spec: { nodeClassRef, requirements } } },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace },
+      // Pod Security `restricted` would refuse it first in a namespace that enforces it.
+      spec: {
+        securityContext: { runAsNonRoot: true, runAsUser: 65535, seccompProfile: { type: 'RuntimeDefault' } },
+        containers: [
+          {
+            name: 'pause',
+            image: 'registry.k8s.io/pause:3.10',
+            securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+          },
+        ],
+      },
+    },
+  ];
+};
+
+/** One round of the probes: for each policy, whether it refused its probe now (any other failure throws). */
+export function admissionProbes(namespace: string, serviceAccount: string): boolean[] {
+  const as = [`--as=${serviceAccountUser(namespace, serviceAccount)}`, '--as-group=system:masters'];
+  return PROBES(namespace).map((probe) => {
+    const r = kubectlResult(['create', '--dry-run=server', ...as, '-f', '-'], JSON.stringify(probe));
+    if (r.code === 0) return false;
+    if (r.text.includes('noderotation admission rule')) return true;
+    throw new Error(`the ${String(probe.kind)} probe failed otherwise: ${r.text}`);
+  });
+}
+
+export async function waitForAdmissionPolicy(namespace: string, serviceAccount: string): Promise<void> {
+  await waitFor(
+    `the admission policies for ${namespace}/${serviceAccount} in force`,
+    () => admissionProbes(namespace, serviceAccount).every(Boolean),
+    { timeoutMs: 60_000, intervalMs: 250 },
+  );
 }
 
 /**
@@ -127,4 +213,23 @@ export function tokenKubeconfig(namespace: string, name: string): string {
     { mode: 0o600 },
   );
   return file;
+}
+
+/**
+ * A surge placeholder as the engine builds it (for the unit fixtures' claim `claimName` of NodePool `general`,
+ * which no e2e cluster has: it stays Pending), in `namespace` under PriorityClass `priorityClassName`.
+ */
+export function enginePlaceholder(namespace: string, priorityClassName: string, claimName = 'general-abc12'): Pod {
+  const { claim: c, node } = claim(claimName, { createdAt: OLD });
+  return placeholderPod({
+    pool: nodePool(),
+    claim: c,
+    node,
+    params: policyParams({ nodePools: ['general'], maintenanceWindows: [] } as never),
+    sizing: sizePlaceholder(c, [], false),
+    avoidNodes: [],
+    namespace,
+    priorityClassName,
+    image: 'registry.k8s.io/pause:3.10',
+  });
 }
