@@ -1,9 +1,12 @@
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { PoolReport } from '../src/engine/types.js';
 import { A } from '../src/engine/annotations.js';
 import { eventObject } from './execute/events.js';
 import { annotationPatch } from './execute/executor.js';
-import { actionKey, matchesFailpoint } from './execute/failpoint.js';
+import { actionKey, matchesFailpoint, pausepoint } from './execute/failpoint.js';
 import { parseBindAddress } from './http.js';
 import { toRecord } from './leader/lease-store.js';
 import { microTime } from './kube/micro-time.js';
@@ -407,5 +410,32 @@ describe('failpoint keys (crash tests)', () => {
     expect(matchesFailpoint(fp, k2)).toBe(false);
     expect(matchesFailpoint(`annotate:NodePool:${A.activeRotationState}`, k2)).toBe(true);
     expect(actionKey({ type: 'cordon', node: 'n', reason: 'r' })).toBe('cordon');
+  });
+
+  it('the pausepoint holds the first matching write until its file exists, and only that one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pausepoint-'));
+    try {
+      const file = join(dir, 'release');
+      const hold = pausepoint(
+        { NODEROTATION_PAUSEPOINT: `annotate:NodePool:${A.activeRotation}`, NODEROTATION_PAUSEPOINT_FILE: file },
+        5,
+      );
+      const start = { ...anchor, set: { [A.activeRotation]: 'c' }, remove: [] };
+      await hold({ type: 'cordon', node: 'n', reason: 'r' }); // not the one: returns at once
+      expect(existsSync(`${file}.paused`)).toBe(false);
+      let released = false;
+      const held = hold(start).then(() => (released = true));
+      await new Promise((r) => setTimeout(r, 30));
+      expect(existsSync(`${file}.paused`)).toBe(true);
+      expect(released).toBe(false);
+      writeFileSync(file, '');
+      await held;
+      expect(released).toBe(true);
+      rmSync(file);
+      await hold(start); // held once only: a second match goes straight through
+      await pausepoint({})(start); // unset: nothing
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -14,7 +14,7 @@ import type { Node, Pod } from '../src/kube/types.js';
 import { EventRecorder, type EventInput } from './execute/events.js';
 import { execute, LostRace, PATHS, Refused, type ExecutorDeps } from './execute/executor.js';
 import { freshSnapshot, podsOfNode } from './execute/fresh.js';
-import { failpoint } from './execute/failpoint.js';
+import { failpoint, pausepoint } from './execute/failpoint.js';
 import { isConflict, isNotFound, type KubeApi } from './kube/client.js';
 import { Reflector } from './kube/reflector.js';
 import { NODE, NODECLAIM, NODEPOOL, pick, POD, PRIORITYCLASS, ROTATIONPOLICY } from './kube/shape.js';
@@ -73,6 +73,8 @@ export class Controller {
   private readonly abort = stopSignal();
   /** Crash tests only (NODEROTATION_FAILPOINT); a no-op otherwise. */
   private readonly afterWrite = failpoint(process.env);
+  /** Race tests only (NODEROTATION_PAUSEPOINT); a no-op otherwise. */
+  private readonly beforeWrite = pausepoint(process.env);
   private watching: Promise<void>[] = [];
   private resync: { cancel(): void } | null = null;
 
@@ -310,6 +312,7 @@ export class Controller {
       if (signal.aborted) return;
       if (a.type !== 'event' && a.type !== 'observe') log.info(a.reason, describe(a));
       try {
+        await this.beforeWrite(a);
         await execute(a, deps);
         this.afterWrite(a);
       } catch (e) {

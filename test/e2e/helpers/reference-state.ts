@@ -1,8 +1,9 @@
 // A rotation left in flight by the reference controller, written in its exact form (its specification §5.3 and
 // §5.2 create_placeholder): the anchor on the NodePool, the pending claim, the frozen and cordoned old node, and
 // the placeholder Pod with its labels and Pod-level do-not-disrupt. A takeover test writes this and lets our
-// engine or controller carry on.
-import { A } from '../../../src/engine/annotations.js';
+// engine or controller carry on; the safety tests write the markers alone, or start from this state and edit it
+// as an operator would.
+import { A, rfc3339 } from '../../../src/engine/annotations.js';
 import { NODEPOOL_LABEL } from '../../../src/karpenter/types.js';
 import { onPool } from './context.js';
 import { kubectl } from './engine-shell.js';
@@ -18,11 +19,16 @@ export interface ReferenceRotation {
   cpu: string;
 }
 
-/** Writes the reference's mid-surge state; returns the placeholder's name. */
-export async function writeReferenceRotation(kube: Kube, r: ReferenceRotation): Promise<string> {
-  const startedAt = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+/**
+ * The markers of a pending rotation, without its placeholder: the anchor, the claim `pending` since `startedAt`
+ * (default now), the old node cordoned and frozen with our ownership markers.
+ */
+export function writeReferenceMarkers(
+  r: Pick<ReferenceRotation, 'pool' | 'claim' | 'node'>,
+  startedAt: number = Date.now(),
+): void {
   kubectl(['annotate', 'nodepool', r.pool, `${A.activeRotation}=${r.claim}`]);
-  kubectl(['annotate', 'nodeclaim', r.claim, `${A.state}=pending`, `${A.startedAt}=${startedAt}`]);
+  kubectl(['annotate', 'nodeclaim', r.claim, `${A.state}=pending`, `${A.startedAt}=${rfc3339(startedAt)}`]);
   kubectl(['cordon', r.node]);
   kubectl([
     'annotate',
@@ -33,6 +39,11 @@ export async function writeReferenceRotation(kube: Kube, r: ReferenceRotation): 
     `${A.surgeFor}=${r.claim}`,
     `${A.cordoned}=true`,
   ]);
+}
+
+/** Writes the reference's mid-surge state; returns the placeholder's name. */
+export async function writeReferenceRotation(kube: Kube, r: ReferenceRotation): Promise<string> {
+  writeReferenceMarkers(r);
   const name = `noderotation-surge-${r.claim}`;
   await kube.core.createNamespacedPod({
     namespace: r.namespace,

@@ -81,9 +81,9 @@ export function actionsOn(controller: ControllerProcess, pool: string): LogLine[
 }
 
 /**
- * Why `pool` is not untouched, or null: nothing of ours on it (but `allowed` keys), on its NodeClaims or Nodes, no
- * cordon, no placeholder for it in `controllerNs`, no write of the controller's about it and exactly `claims`
- * NodeClaims (no surge launched).
+ * Why `pool` is not untouched, or null: nothing of ours on it, on its NodeClaims or Nodes (but `allowed` keys, which
+ * the operator set: a freeze, their do-not-disrupt), no cordon, no placeholder for it in `controllerNs`, no write
+ * of the controller's about it and exactly `claims` NodeClaims (no surge launched).
  */
 export async function untouched(
   kube: Kube,
@@ -98,11 +98,11 @@ export async function untouched(
   const list = await kube.nodeClaims(pool);
   if (list.length !== claims) return `NodePool ${pool} has ${list.length} NodeClaims, not ${claims}`;
   for (const c of list) {
-    const keys = ourMarkers(c.metadata.annotations);
+    const keys = ourMarkers(c.metadata.annotations).filter((k) => !allowed.includes(k));
     if (keys.length > 0) return `NodeClaim ${c.metadata.name} has ${keys.join(', ')}`;
   }
   for (const n of await kube.nodes(pool)) {
-    const keys = ourMarkers(n.metadata?.annotations);
+    const keys = ourMarkers(n.metadata?.annotations).filter((k) => !allowed.includes(k));
     if (keys.length > 0 || n.spec?.unschedulable) return `Node ${n.metadata?.name} has ${keys.join(', ')} (cordoned?)`;
   }
   const placeholders = await kube.pods(controllerNs, `${A.surgeFor},${NODEPOOL_LABEL}=${pool}`);
