@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { PoolReport } from '../src/engine/types.js';
 import { A } from '../src/engine/annotations.js';
+import { nextPass, STATUS_RETRY_MS } from './controller.js';
 import { eventObject } from './execute/events.js';
 import { annotationPatch } from './execute/executor.js';
 import { actionKey, matchesFailpoint, pausepoint } from './execute/failpoint.js';
@@ -437,5 +438,16 @@ describe('failpoint keys (crash tests)', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('a status write that lost a race', () => {
+  it('brings the pass back shortly, or at the engine wake-up if sooner; otherwise the engine alone decides', () => {
+    const now = 1_000_000;
+    expect(nextPass(null, false, now)).toBeNull(); // idle pool, status written: no pass until an event
+    expect(nextPass(null, true, now)).toBe(now + STATUS_RETRY_MS); // the stale status would stay: come back
+    expect(nextPass(now + 60_000, true, now)).toBe(now + STATUS_RETRY_MS);
+    expect(nextPass(now + 10, true, now)).toBe(now + 10);
+    expect(nextPass(now + 60_000, false, now)).toBe(now + 60_000);
   });
 });

@@ -283,8 +283,8 @@ export class Controller {
     this.reports.set(poolName, mine.report);
     this.o.metrics.report(mine.report, mine.report.windowOpen);
     await this.events.level(poolName, levelWarnings(mine.report));
-    await this.writeStatuses(mine.report);
-    return { requeueAt: mine.requeueAt };
+    const statusLost = await this.writeStatuses(mine.report, log);
+    return { requeueAt: nextPass(mine.requeueAt, statusLost, this.o.clock.now()) };
   }
 
   private async carryOut(
@@ -375,8 +375,12 @@ export class Controller {
     return errors;
   }
 
-  /** The status of every policy the pool's report concerns, written only when it changes. */
-  private async writeStatuses(report: PoolReport): Promise<void> {
+  /**
+   * The status of every policy the pool's report concerns, written only when it changes. True when a write was
+   * refused for a stale version (409): the pass then comes again shortly (nextPass), once the watch has caught up.
+   */
+  private async writeStatuses(report: PoolReport, log: Logger): Promise<boolean> {
+    let lost = false;
     const names = new Set([...(report.policy ? [report.policy] : []), ...report.conflictingPolicies]);
     for (const name of names) {
       const policy = this.policies.get(name);
@@ -395,7 +399,8 @@ export class Controller {
       });
       if (!statusChanged(prev, next)) continue;
       // Conditioned on the version this status was computed from: a concurrent writer's status is never replaced
-      // by one that did not see it (409: the next pass computes it again).
+      // by one that did not see it. A 409 (often our own previous write, not yet delivered by the watch) leaves
+      // the status stale, and nothing else may pass the pool again soon: the pass is requeued (nextPass).
       const rv = this.policies.resourceVersionOf(name);
       try {
         await this.o.client.request('PATCH', `${ROTATIONPOLICIES}/${name}/status`, {
@@ -403,10 +408,24 @@ export class Controller {
           body: { metadata: { resourceVersion: rv }, status: next },
         });
       } catch (e) {
-        if (!isConflict(e) && !isNotFound(e)) throw e;
+        if (isConflict(e)) {
+          lost = true;
+          log.info('status write lost a race; computing it again shortly', { rotationpolicy: name });
+        } else if (!isNotFound(e)) throw e;
       }
     }
+    return lost;
   }
+}
+
+/** How soon a pool's status is computed again after its write lost a race (the watch catches up meanwhile). */
+export const STATUS_RETRY_MS = 1000;
+
+/** When the pool is passed next: at the engine's wake-up, or sooner when a status write lost a race. */
+export function nextPass(engineAt: number | null, statusLost: boolean, now: number): number | null {
+  if (!statusLost) return engineAt;
+  const retry = now + STATUS_RETRY_MS;
+  return engineAt === null ? retry : Math.min(engineAt, retry);
 }
 
 /** The level-triggered warnings of a report: warning findings and ShortLead claims (fatal ones are conditions). */
