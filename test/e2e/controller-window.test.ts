@@ -131,7 +131,14 @@ describe('maintenance windows under the controller', () => {
     expect(await poolMetric(again, 'noderotation_window_active', closing.pool)).toBe(0);
     expect(await poolMetric(again, 'noderotation_candidates', closing.pool)).toBeGreaterThanOrEqual(1);
     expect(again.logs.filter((l) => l.action !== undefined)).toEqual([]);
-    expect(await untouched(kube, again, ctlNs, closing.pool, 2, [A.lastRotationAt])).toBeNull();
+    // Two claims of ours at least (the surge and the second node). Karpenter may have launched one more for the
+    // app Pod evicted when the PDB went: with the placeholder holding the surge room through the drain (issue 23),
+    // the Pod waits for the scheduler to preempt the placeholder, and Karpenter's batch sometimes sees it
+    // unschedulable before it is nominated (seen 2 of 2 runs here). That claim is Karpenter's, carries nothing
+    // of ours, and is consolidated as empty; untouched() checks every claim for our markers.
+    const claimsNow = (await kube.nodeClaims(closing.pool)).length;
+    expect(claimsNow).toBeGreaterThanOrEqual(2);
+    expect(await untouched(kube, again, ctlNs, closing.pool, claimsNow, [A.lastRotationAt])).toBeNull();
     expect(await again.stop()).toBe(0);
     expect(again.errors()).toEqual([]);
   });
