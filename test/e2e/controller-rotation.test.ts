@@ -85,12 +85,16 @@ describe('the controller rotates a node surge-first', () => {
     expect(reasons).toEqual(expect.arrayContaining(['RotationStarted', 'DrainStarted', 'RotationCompleted']));
 
     // Nothing of ours is left: not on the surge node, not on the pool (but last-rotation-at), no placeholder.
+    // The placeholder held the surge room through the drain (issue 23): it was preempted by the app's
+    // replacement, or removed once the old claim was gone, never when the drain began.
     const node = await kube.getNode(surgeNode);
     expect(ours(node?.metadata?.annotations)).toEqual([]);
     expect(node?.spec?.unschedulable ?? false).toBe(false);
     const poolAnn = (await kube.getNodePool(pool))?.metadata.annotations ?? {};
     expect(ours(poolAnn)).toEqual([A.lastRotationAt]);
-    expect((await kube.pods(ns)).filter((p) => p.metadata?.name?.startsWith('noderotation-surge-'))).toEqual([]);
+    await waitFor('no placeholder left', async () => (await kube.pods(ns, A.surgeFor)).length === 0);
+    for (const l of controller.logs.filter((x) => x.action === 'deletePod'))
+      expect(l.msg).toBe(`rotation of ${oldName} finished`);
     const status = (await getRotationPolicy(kube, policy.metadata.name))?.status as
       { matchedNodePools?: number; conditions?: { type: string; status: string; reason: string }[] } | undefined;
     expect(status?.matchedNodePools).toBe(1);

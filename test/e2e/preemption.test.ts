@@ -4,12 +4,9 @@
 // so Karpenter cannot add a second node and the only way in is preemption.
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { fakeContainer, onPool, useCluster } from './helpers/context.js';
-import { kubectl } from './helpers/engine-shell.js';
-import { conditionTrue, podRunningReady, waitFor, type Kube } from './helpers/k8s.js';
+import { conditionTrue, KEEP_FINALIZER, podRunningReady, releaseKept, waitFor, type Kube } from './helpers/k8s.js';
 
 const INSTANCE_TYPE = 'c-1x-amd64-linux';
-const KEEP = 'noderotation.test/observe-preemption';
-const DROP_FINALIZERS = '[{"op":"remove","path":"/metadata/finalizers"}]';
 
 /** What a timeout reports: the pods (where, phase, conditions) and the pool's NodeClaims (conditions). */
 async function state(kube: Kube, ns: string, pool: string): Promise<string> {
@@ -45,7 +42,7 @@ describe('preemption', () => {
       namespace: ns,
       body: {
         // The finalizer keeps the preempted Pod readable (Terminating) until the test has seen why it went.
-        metadata: { name: 'placeholder', labels: { role: 'placeholder' }, finalizers: [KEEP] },
+        metadata: { name: 'placeholder', labels: { role: 'placeholder' }, finalizers: [KEEP_FINALIZER] },
         spec: {
           priorityClassName: low,
           nodeSelector: onPool(pool),
@@ -55,13 +52,7 @@ describe('preemption', () => {
       },
     });
     // Whatever happens below, the finalizer must not hold the namespace's deletion in clean-up.
-    onTestFinished(() => {
-      try {
-        kubectl(['patch', 'pod', '-n', ns, 'placeholder', '--type=json', '-p', DROP_FINALIZERS]);
-      } catch {
-        // gone already, or the finalizer removed by the test itself
-      }
-    });
+    onTestFinished(() => releaseKept(kube, ns, 'placeholder'));
     const placeholder = await waitFor(
       'the placeholder running on the pool’s only node',
       async () => {
@@ -103,16 +94,7 @@ describe('preemption', () => {
     expect(victim.reason).toBe('PreemptionByScheduler');
     expect(victim.message).toContain('preempting to accommodate a higher priority pod');
     expect(await kube.getPod(ns, 'workload').then((w) => w?.spec?.nodeName)).toBeUndefined(); // it waits for the room
-    kubectl([
-      'patch',
-      'pod',
-      '-n',
-      ns,
-      'placeholder',
-      '--type=json',
-      '-p',
-      '[{"op":"remove","path":"/metadata/finalizers"}]',
-    ]);
+    await releaseKept(kube, ns, 'placeholder');
 
     const workload = await waitFor(
       'the workload running on the node, the placeholder gone',

@@ -78,6 +78,37 @@ export const ON_DEMAND_AMD64: NodePoolTemplateSpec = {
 };
 
 /**
+ * A template for a NodePool of one KWOK instance type (on-demand, living a month): a test that needs to know how
+ * much room a node has (`c-2x-amd64-linux`: 1900m allocatable, `c-4x-amd64-linux`: 3900m) pins it.
+ */
+export function pinnedTo(instanceType: string, terminationGracePeriod = '2m'): NodePoolTemplateSpec {
+  return {
+    expireAfter: '720h',
+    terminationGracePeriod,
+    requirements: [
+      { key: 'node.kubernetes.io/instance-type', operator: 'In', values: [instanceType] },
+      { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+    ],
+  };
+}
+
+/**
+ * A bare Pod (label `app: <name>`) on the pool, requesting `cpu`; `node` binds it to that node (spec.nodeName: KWOK's
+ * node names can be longer than a label value may be).
+ */
+export function barePod(name: string, pool: string, cpu: string, node?: string): k8s.V1Pod {
+  return {
+    metadata: { name, labels: { app: name } },
+    spec: {
+      nodeSelector: onPool(pool),
+      ...(node ? { nodeName: node } : {}),
+      terminationGracePeriodSeconds: 0,
+      containers: [fakeContainer(cpu)],
+    },
+  };
+}
+
+/**
  * A fresh namespace and NodePool with one app Pod (Deployment `app`, 1 cpu, 512Mi) on it, tainted when `taint`
  * is given (the app tolerates it); resolves once the pool's only NodeClaim is Ready and the app runs.
  */

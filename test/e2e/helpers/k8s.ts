@@ -225,6 +225,27 @@ export function toDate(t: Date | string | undefined): Date | undefined {
   return t instanceof Date ? t : new Date(t);
 }
 
+/** A finalizer of the tests': keeps a deleted Pod readable (Terminating) until the test has seen why it went. */
+export const KEEP_FINALIZER = 'noderotation.test/observe-preemption';
+
+/** Adds KEEP_FINALIZER to a Pod that exists. */
+export async function keepWhenDeleted(kube: Kube, namespace: string, name: string): Promise<void> {
+  await kube.core.patchNamespacedPod({
+    namespace,
+    name,
+    body: [{ op: 'add', path: '/metadata/finalizers', value: [KEEP_FINALIZER] }],
+  });
+}
+
+/** Removes the finalizers of a Pod kept by KEEP_FINALIZER (nothing when it is gone or has none left). */
+export async function releaseKept(kube: Kube, namespace: string, name: string): Promise<void> {
+  const pod = await kube.getPod(namespace, name);
+  if (!pod?.metadata?.finalizers?.length) return;
+  await ignoreNotFound(
+    kube.core.patchNamespacedPod({ namespace, name, body: [{ op: 'remove', path: '/metadata/finalizers' }] }),
+  );
+}
+
 // --- waiting ---
 
 export interface WaitOptions {
