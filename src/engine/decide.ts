@@ -46,7 +46,10 @@ const paramsMemo = new WeakMap<RotationPolicy, { params: PolicyParams | null; in
 function paramsOf(policy: RotationPolicy): { params: PolicyParams | null; invalid: Finding | null } {
   let hit = paramsMemo.get(policy);
   if (!hit) {
-    const errors = validateAgainst('rotationPolicy', { ...policy, status: undefined });
+    // What the engine reads of it, nothing else: callers may carry more (the CLI its documents' origin, the
+    // controller a status of its own making), which is not the policy's to fail on.
+    const { apiVersion, kind, metadata, spec } = policy;
+    const errors = validateAgainst('rotationPolicy', { apiVersion, kind, metadata, spec });
     const first = errors[0];
     if (first) {
       const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';

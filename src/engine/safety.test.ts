@@ -291,6 +291,13 @@ describe('finding 8: a policy the controller finds invalid governs nothing into 
     expect(d.pools[0]?.report.idle).toMatch(/invalid/);
   });
 
+  it('what a caller carries beside the policy (a document’s origin, a status) is not the policy’s to fail on', () => {
+    const carried = { ...policy(), source: { file: 'a.yaml', document: 1 }, status: { anything: true } };
+    const d = decide(snapshot({ claims, policies: [carried as never] }), IN_WINDOW);
+    expect(d.pools[0]?.report.findings.map((f) => f.reason)).not.toContain('InvalidPolicy');
+    expect(starts(d.actions)).toBe(true);
+  });
+
   it('a pending rotation under a policy that became invalid is rolled back, nothing deleted', () => {
     let s = snapshot({ claims });
     s = apply(s, decide(s, IN_WINDOW).actions, IN_WINDOW);
