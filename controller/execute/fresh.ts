@@ -1,14 +1,14 @@
 // State read for one destructive write (issue 17, S2): before a NodeClaim delete, everything the judgement of
 // src/engine/justify.ts reads is read again from the API — not from the watch caches — and the delete is then
 // preconditioned on the UID and resourceVersion of exactly the claim that was judged.
-import { toEngineSnapshot } from '../../src/engine/boundary.js';
 import { surgeForLabelValue } from '../../src/engine/identity.js';
 import type { DeleteTarget, Snapshot } from '../../src/engine/types.js';
 import type { RotationPolicy } from '../../src/generated/api-types.js';
 import { NODEPOOL_LABEL, type NodeClaim, type NodePool } from '../../src/karpenter/types.js';
 import type { Node, Pod } from '../../src/kube/types.js';
 import { A } from '../../src/engine/annotations.js';
-import { isNotFound, type Json, type KubeApi, type Query } from '../kube/client.js';
+import { isNotFound, typedItems, type Json, type KubeApi, type Query } from '../kube/client.js';
+import { poolSnapshot } from '../state/snapshot.js';
 import { NODE, NODECLAIM, NODEPOOL, pick, POD, ROTATIONPOLICY, type Shape } from '../kube/shape.js';
 
 const PAGE = 500;
@@ -36,8 +36,7 @@ export async function listAll(
     }>('GET', path, { query: { ...query, limit: PAGE, continue: cont }, signal });
     // A list's items carry no apiVersion and kind (the list does): filled in, so an item reads as the object it
     // is (a RotationPolicy without them fails its own schema, and would read as invalid).
-    const typed = { apiVersion: page.apiVersion, kind: page.kind?.replace(/List$/, '') };
-    out.push(...page.items.map((i) => ({ ...typed, ...i })));
+    out.push(...typedItems(page));
     if (out.length > max) throw new IncompleteRead(`${path}: more than ${max} items; not trusted for a decision`);
     cont = page.metadata?.continue || undefined;
   } while (cont);
@@ -121,21 +120,9 @@ export async function freshSnapshot(d: FreshDeps, pool: string, target: DeleteTa
   const targetNode = claims.get(target.claim)?.status?.nodeName;
   const podsOfNodes = targetNode ? [targetNode] : [];
   const pods = targetNode ? await podsOfNode(client, targetNode) : [];
-  return toEngineSnapshot({
-    policies,
-    nodePools: [nodePool],
-    nodeClaims: [...claims.values()],
-    nodes,
-    pods: [
-      ...placeholders,
-      ...pods.filter(
-        (p) =>
-          !placeholders.some(
-            (x) => x.metadata.name === p.metadata.name && x.metadata.namespace === p.metadata.namespace,
-          ),
-      ),
-    ],
-    namespace: d.namespace,
+  return poolSnapshot(
+    { policies, nodePools: [nodePool], nodeClaims: [...claims.values()], nodes, placeholders, namespace: d.namespace },
+    pods,
     podsOfNodes,
-  });
+  );
 }

@@ -25,6 +25,16 @@ export class NotLeader extends Error {
   }
 }
 
+/**
+ * A list's items with the list's apiVersion and kind filled in: the items of a list carry neither (the list
+ * does), and without them an item does not read as the object it is (a RotationPolicy fails its own schema; a
+ * watch event's object, which carries them, would look changed).
+ */
+export function typedItems(page: { apiVersion?: string; kind?: string; items: Json[] }): Json[] {
+  const typed = { apiVersion: page.apiVersion, kind: page.kind?.replace(/List$/, '') };
+  return page.items.map((item) => ({ ...typed, ...item }));
+}
+
 export const isConflict = (e: unknown): boolean => e instanceof ApiError && e.status === 409;
 export const isNotFound = (e: unknown): boolean => e instanceof ApiError && e.status === 404;
 export const isGone = (e: unknown): boolean => e instanceof ApiError && e.status === 410;

@@ -8,7 +8,7 @@
 //    reads keeps the stored object (same identity: the engine's caches key on it) and reports nothing.
 import { canonicalJson } from '../../src/util/canonical.js';
 import type { Clock } from '../queue/clock.js';
-import { ApiError, isGone, type Json, type KubeApi, type Query } from './client.js';
+import { ApiError, isGone, typedItems, type Json, type KubeApi, type Query } from './client.js';
 import { pick, type Shape } from './shape.js';
 
 export interface ResourceSpec {
@@ -134,8 +134,7 @@ export class Reflector<T> {
       // A list's items carry no apiVersion and kind, a watch event's object does: without them filled in from
       // the list, each object's first watch event (a Node heartbeat, say) would look like a change and pass
       // its NodePool for nothing.
-      const typed = { apiVersion: page.apiVersion, kind: page.kind?.replace(/List$/, '') };
-      for (const item of page.items) seen.add(this.upsert({ ...typed, ...item }));
+      for (const item of typedItems(page)) seen.add(this.upsert(item));
       cont = page.metadata.continue || undefined;
       version = page.metadata.resourceVersion;
     } while (cont);

@@ -16,8 +16,8 @@ export interface PoolWorld {
   nodes: Node[];
   placeholders: Pod[];
   namespace: string;
-  /** The names of the PriorityClasses that exist. */
-  priorityClasses: string[];
+  /** The names of the PriorityClasses that exist (absent: not known, as for a delete's fresh read). */
+  priorityClasses?: string[];
 }
 
 /**
@@ -35,7 +35,7 @@ export function poolSnapshot(w: PoolWorld, pods: readonly Pod[], podsOfNodes: re
     pods: [...w.placeholders, ...others],
     namespace: w.namespace,
     podsOfNodes,
-    priorityClasses: w.priorityClasses,
+    ...(w.priorityClasses ? { priorityClasses: w.priorityClasses } : {}),
   });
 }
 
