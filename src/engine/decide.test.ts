@@ -541,6 +541,24 @@ describe('candidate selection (§3.2)', () => {
     expect(r.s.pods).toEqual([]);
   });
 
+  it('losing governance while draining releases the surge and the anchor; the issued delete is not undone', () => {
+    const base = snapshot({ claims: [claim('old', { createdAt: OLD })] });
+    let { s } = run(base, IN_WINDOW);
+    s = run(provisionSurge(s, IN_WINDOW + 60_000), IN_WINDOW + 2 * 60_000).s;
+    expect(ann(s, 'nodePools', 'general')).toMatchObject({ [A.activeRotationState]: 'draining' });
+    const r = run({ ...s, policies: [] }, IN_WINDOW + 3 * 60_000);
+    expect(events(r.actions)).toEqual(['GovernanceLost']);
+    expect(kinds(r.actions)).not.toContain('deleteNodeClaim:surge-1');
+    expect(r.s.pods.filter(isPlaceholder)).toEqual([]);
+    expect(ann(r.s, 'nodePools', 'general')).toEqual({});
+    expect(ann(r.s, 'nodes', 'node-surge-1')).toEqual({});
+    expect(ann(r.s, 'nodeClaims', 'surge-1')).toEqual({});
+    expect(ann(r.s, 'nodeClaims', 'old')).toEqual({});
+    // The old claim is still being deleted by Karpenter; once gone, nothing of ours is left to do.
+    expect(r.s.nodeClaims.find((c) => c.metadata.name === 'old')?.metadata.deletionTimestamp).toBeDefined();
+    expect(decide(gone(r.s, 'old'), IN_WINDOW + 20 * 60_000).actions).toEqual([]);
+  });
+
   it('reports ShortLead claims', () => {
     const d = decide(
       snapshot({

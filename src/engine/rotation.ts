@@ -61,6 +61,17 @@ function release(c: PoolContext, name: string, why: string, reaped?: string): Ac
 const clearAnchor = (c: PoolContext, why: string, extra: Record<string, string> = {}): Action =>
   annotatePool(c, extra, ANCHOR_SET, why);
 
+/** The pool is no longer governed by exactly one valid RotationPolicy: undo ours, no failure recorded. */
+function governanceLost(c: PoolContext, name: string, outcome: string): Action[] {
+  const why = `NodePool ${c.pool.metadata.name} is no longer governed by a single RotationPolicy`;
+  return [
+    ...release(c, name, why),
+    annotateClaim(name, {}, [A.state, A.startedAt, A.surgeClaim], why),
+    clearAnchor(c, why),
+    event(poolOf(c), 'GovernanceLost', `${why}; ${name}: ${outcome}`),
+  ];
+}
+
 function drainBoundSeconds(claim: NodeClaim): number {
   const tgp =
     claim.spec.terminationGracePeriod === undefined
@@ -162,18 +173,7 @@ function pending(c: PoolContext, claim: NodeClaim): Progress {
       ],
     };
   }
-  if (!p || c.policy === null) {
-    const why = `NodePool ${c.pool.metadata.name} is no longer governed by a single RotationPolicy`;
-    return {
-      ...none,
-      actions: [
-        ...release(c, name, why),
-        annotateClaim(name, {}, [A.state, A.startedAt, A.surgeClaim], why),
-        clearAnchor(c, why),
-        event(poolOf(c), 'GovernanceLost', `${why}; the rotation of ${name} was rolled back`),
-      ],
-    };
-  }
+  if (!p || c.policy === null) return { ...none, actions: governanceLost(c, name, 'the rotation was rolled back') };
   const startedAt = parseTime(ann[A.startedAt]);
   if (ann[A.state] !== STATE.pending || startedAt === null) {
     return {
@@ -319,6 +319,15 @@ function draining(c: PoolContext, claim: NodeClaim): Progress {
   const name = claim.metadata.name;
   const actions: Action[] = [];
   const ann = c.pool.metadata.annotations ?? {};
+  // The pool left our governance with the delete already issued: it cannot be undone, and the drain runs on under
+  // Karpenter; everything else of ours goes now, as the reference does whatever the phase (the surge room is no
+  // longer held by us, the nodes are Karpenter's to disrupt again).
+  if (claim.metadata.deletionTimestamp && (!c.params || c.policy === null))
+    return {
+      actions: governanceLost(c, name, 'its drain continues under Karpenter; the surge is no longer held'),
+      waiting: null,
+      drainStuck: false,
+    };
   if (ann[A.activeRotationState] !== DRAINING)
     actions.push(
       annotatePool(
