@@ -26,7 +26,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { KubeClient } from '../../controller/kube/client.js';
 import { readClusterEnv, repoRoot } from '../../test/e2e/helpers/cluster.js';
-import { kubectl } from '../../test/e2e/helpers/engine-shell.js';
+import { kubectl } from '../../test/e2e/helpers/kubectl.js';
 import { installNoderotation, serviceAccountKubeconfig } from '../../test/e2e/helpers/noderotation-api.js';
 import {
   deleteFleet,

@@ -12,7 +12,7 @@ import { A } from '../../src/engine/annotations.js';
 import type { NodeClaim } from '../../src/karpenter/types.js';
 import type { Pod } from '../../src/kube/types.js';
 import { fakeContainer, onPool, useCluster } from './helpers/context.js';
-import { kubectl, kubectlResult } from './helpers/engine-shell.js';
+import { kubectl, kubectlResult } from './helpers/kubectl.js';
 import { conditionTrue, nodeReady, TestResources, waitFor } from './helpers/k8s.js';
 import {
   admissionProbes,

@@ -16,7 +16,7 @@ import { readClusterEnv } from './helpers/cluster.js';
 import { limitedPoolWithApp, ON_DEMAND_AMD64, poolWithApp } from './helpers/context.js';
 import { ALWAYS_OPEN, useController } from './helpers/controller-context.js';
 import { waitFor } from './helpers/k8s.js';
-import { kubectl } from './helpers/engine-shell.js';
+import { kubectl } from './helpers/kubectl.js';
 import { tokenKubeconfig } from './helpers/noderotation-api.js';
 
 const NOW = '2026-12-01T12:00:00Z';

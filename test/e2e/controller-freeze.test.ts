@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { A } from '../../src/engine/annotations.js';
 import { limitedPoolWithApp, ON_DEMAND_AMD64, poolWithApp } from './helpers/context.js';
 import { ALWAYS_OPEN, useController } from './helpers/controller-context.js';
-import { kubectl } from './helpers/engine-shell.js';
+import { kubectl } from './helpers/kubectl.js';
 import { nodeReady, podRunningReady, waitFor } from './helpers/k8s.js';
 import { actionsOn, holdsUntil, poolMetric, rotatedAndClean, untouched } from './helpers/windows.js';
 

@@ -6,7 +6,7 @@ import { A } from '../../src/engine/annotations.js';
 import type { RotationPolicySpec } from '../../src/generated/api-types.js';
 import { limitedPoolWithApp, ON_DEMAND_AMD64, ourMarkers, poolWithApp } from './helpers/context.js';
 import { ALWAYS_OPEN, useController } from './helpers/controller-context.js';
-import { kubectl } from './helpers/engine-shell.js';
+import { kubectl } from './helpers/kubectl.js';
 import { waitFor } from './helpers/k8s.js';
 
 describe("an operator's markers", () => {

@@ -1,22 +1,15 @@
 // Our generated CRDs against a real kube-apiserver: they install (structural, CEL compiles), the
 // apiserver rejects at admission what `noderotation validate` rejects offline, and a reference-style
 // RotationPolicy is accepted with the schema defaults filled in.
-import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { validateAgainst } from '../../src/api/validate.js';
 import type { MaintenancePlan, RotationPolicy } from '../../src/generated/api-types.js';
-import { readClusterEnv } from './helpers/cluster.js';
 import { waitFor } from './helpers/k8s.js';
+import { kubectlResult as kubectl } from './helpers/kubectl.js';
 
-const env = readClusterEnv();
 const ROOT = join(import.meta.dirname, '..', '..');
-
-function kubectl(args: string[], input?: string): { code: number; out: string; err: string } {
-  const r = spawnSync(env.kubectl, ['--kubeconfig', env.kubeconfig, ...args], { input, encoding: 'utf8' });
-  return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
-}
 
 const WIN = { timezone: 'Asia/Tokyo', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' };
 const policy = (name: string, spec: Record<string, unknown>) => ({
@@ -156,9 +149,8 @@ describe('CRDs on a real apiserver', () => {
   });
 
   it('prints the printer columns', () => {
-    const out = execFileSync(env.kubectl, ['--kubeconfig', env.kubeconfig, 'get', 'rotationpolicies'], {
-      encoding: 'utf8',
-    });
-    expect(out.split('\n')[0]).toMatch(/^NAME\s+AGE-THRESHOLD\s+MATCHED\s+ROTATING\s+READY\s+AGE/);
+    const r = kubectl(['get', 'rotationpolicies']);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.split('\n')[0]).toMatch(/^NAME\s+AGE-THRESHOLD\s+MATCHED\s+ROTATING\s+READY\s+AGE/);
   });
 });

@@ -4,7 +4,6 @@
 // Kustomization (kept beside the controllers cluster.sh builds, for examples/flux). Server-side dry-run with
 // strict field validation, one document at a time, so a failure names the file, the document and the object,
 // and nothing is created.
-import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ import { parse } from 'yaml';
 import { readClusterEnv, repoRoot } from './helpers/cluster.js';
 import { argocdCrdsDir, fluxCrdsDirs } from './helpers/crds.js';
 import { waitFor } from './helpers/k8s.js';
+import { kubectlResult as kubectl } from './helpers/kubectl.js';
 
 const env = readClusterEnv();
 const EXAMPLES = join(repoRoot, 'examples');
@@ -39,12 +39,6 @@ interface ExampleDoc {
   /** `<file>#<n> <Kind>/<name>`, n counting from 1. */
   title: string;
   text: string;
-}
-
-function kubectl(args: string[], input?: string): { code: number; out: string; err: string } {
-  const r = spawnSync(env.kubectl, ['--kubeconfig', env.kubeconfig, ...args], { input, encoding: 'utf8' });
-  if (r.error) throw new Error(`${env.kubectl}: ${r.error.message}`);
-  return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
 }
 
 function yamlFiles(dir: string): string[] {

@@ -15,7 +15,7 @@ import { run } from '../../functions/run.js';
 import { startOfUtcDay } from '../../functions/server.js';
 import { repoRoot } from './helpers/cluster.js';
 import { crossplaneDown, crossplaneUp } from './helpers/crossplane.js';
-import { kubectl } from './helpers/engine-shell.js';
+import { kubectl } from './helpers/kubectl.js';
 import { waitFor } from './helpers/k8s.js';
 
 const EXAMPLES = join(repoRoot, 'examples');

@@ -14,6 +14,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { cachedTool, readClusterEnv, repoRoot } from './helpers/cluster.js';
 import { argocdCrdsDir, fluxCrdsDirs, karpenterCrdsDir } from './helpers/crds.js';
 import { crdSchemas } from '../install/kube-schemas.js';
+import { kubectlResult as kubectl } from './helpers/kubectl.js';
 
 const env = readClusterEnv();
 const EXAMPLES = join(repoRoot, 'examples');
@@ -68,12 +69,6 @@ function check(paths: string[]): { code: number; out: string } {
   );
   if (r.error) throw new Error(`${kubeconform}: ${r.error.message} (\`npm run cluster -- build\` builds it)`);
   return { code: r.status ?? -1, out: `${r.stdout}${r.stderr}` };
-}
-
-function kubectl(args: string[], input?: string): { code: number; out: string; err: string } {
-  const r = spawnSync(env.kubectl, ['--kubeconfig', env.kubeconfig, ...args], { input, encoding: 'utf8' });
-  if (r.error) throw new Error(`${env.kubectl}: ${r.error.message}`);
-  return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
 }
 
 const dryRun = (text: string) =>

@@ -16,7 +16,7 @@ import { ON_DEMAND_AMD64, poolWithApp } from './helpers/context.js';
 import { repoRoot } from './helpers/cluster.js';
 import { ControllerProcess } from './helpers/controller-process.js';
 import { crossplaneDown } from './helpers/crossplane.js';
-import { kubectl } from './helpers/engine-shell.js';
+import { kubectl } from './helpers/kubectl.js';
 import { clusterAsync, FleetRepo, fluxDown, fluxUp, type FluxEnv } from './helpers/flux.js';
 import { conditionTrue, Kube, TestResources, waitFor } from './helpers/k8s.js';
 import { eventsV1, installNoderotation, serviceAccountKubeconfig } from './helpers/noderotation-api.js';

@@ -4,7 +4,6 @@
 // the base's Namespace object made (Pod Security `restricted`); and the surge placeholder the engine builds is
 // admitted there, while a Pod that breaks `restricted` is not. Needs the install tools
 // (test/install/tools.sh build) besides the cluster.
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,6 +13,7 @@ import { readClusterEnv, repoRoot } from './helpers/cluster.js';
 import { uniqueName, waitFor } from './helpers/k8s.js';
 import { enginePlaceholder } from './helpers/noderotation-api.js';
 import { CHART, ALL_ON, docsReplacements, manifests, ok, toolPath, type Manifest } from '../install/tools.js';
+import { kubectlResult as kubectl } from './helpers/kubectl.js';
 
 const env = readClusterEnv();
 const ns = uniqueName('nr-install');
@@ -36,12 +36,6 @@ const EXTRA_CRD_NAMES = [
   'functions.pkg.crossplane.io',
   'deploymentruntimeconfigs.pkg.crossplane.io',
 ];
-
-function kubectl(args: string[], input?: string): { code: number; text: string } {
-  const r = spawnSync(env.kubectl, ['--kubeconfig', env.kubeconfig, ...args], { input, encoding: 'utf8' });
-  if (r.error) throw new Error(`${env.kubectl}: ${r.error.message}`);
-  return { code: r.status ?? -1, text: `${r.stdout}${r.stderr}` };
-}
 
 function dryRun(objects: Manifest[]): { code: number; text: string } {
   const file = path.join(work, `${uniqueName('objects')}.yaml`);

@@ -14,7 +14,8 @@ import { decide } from '../../src/engine/decide.js';
 import type { Action } from '../../src/engine/types.js';
 import { parseQuantity } from '../../src/util/quantity.js';
 import { barePod, deployment, pinnedTo, useCluster } from './helpers/context.js';
-import { anytimePolicy, execute, kubectl, reconcileOnce, snapshot } from './helpers/engine-shell.js';
+import { anytimePolicy, execute, reconcileOnce, snapshot } from './helpers/engine-shell.js';
+import { kubectl } from './helpers/kubectl.js';
 import type { NodeClaim } from '../../src/karpenter/types.js';
 import { conditionTrue, podRunningReady, waitFor, type Kube } from './helpers/k8s.js';
 

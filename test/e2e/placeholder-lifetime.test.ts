@@ -18,7 +18,7 @@ import { barePod, deployment, pinnedTo, poolWithApp } from './helpers/context.js
 import { ALWAYS_OPEN, useController } from './helpers/controller-context.js';
 import { PoolSampler, writes, type PoolSample } from './helpers/controller-observe.js';
 import type { ControllerProcess } from './helpers/controller-process.js';
-import { kubectl } from './helpers/engine-shell.js';
+import { kubectl } from './helpers/kubectl.js';
 import { keepWhenDeleted, podRunningReady, releaseKept, waitFor, type NodePoolTemplateSpec } from './helpers/k8s.js';
 import { rotatedAndClean } from './helpers/windows.js';
 

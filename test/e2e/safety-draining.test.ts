@@ -14,7 +14,7 @@ import { A, ANCHOR_SET, rfc3339 } from '../../src/engine/annotations.js';
 import { ourMarkers } from './helpers/context.js';
 import { ALWAYS_OPEN, useController } from './helpers/controller-context.js';
 import { writes } from './helpers/controller-observe.js';
-import { kubectl } from './helpers/engine-shell.js';
+import { kubectl } from './helpers/kubectl.js';
 import { waitFor } from './helpers/k8s.js';
 import { eventsV1 } from './helpers/noderotation-api.js';
 import { markDraining, stageSurgeReady, type SurgeReady } from './helpers/staged-state.js';

@@ -13,7 +13,7 @@ import { A, ANCHOR_SET, rfc3339 } from '../../src/engine/annotations.js';
 import { ON_DEMAND_AMD64, ourMarkers } from './helpers/context.js';
 import { ALWAYS_OPEN, useController } from './helpers/controller-context.js';
 import { anchorWrites, reasonsAbout } from './helpers/controller-observe.js';
-import { kubectl } from './helpers/engine-shell.js';
+import { kubectl } from './helpers/kubectl.js';
 import { uniqueName, waitFor } from './helpers/k8s.js';
 import { idleBecause, stagedPool } from './helpers/staged-state.js';
 

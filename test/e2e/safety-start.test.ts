@@ -16,7 +16,7 @@ import type { RotationPolicySpec } from '../../src/generated/api-types.js';
 import { fakeContainer } from './helpers/context.js';
 import { ALWAYS_OPEN, useController } from './helpers/controller-context.js';
 import { anchorWrites, writes } from './helpers/controller-observe.js';
-import { kubectl } from './helpers/engine-shell.js';
+import { kubectl } from './helpers/kubectl.js';
 import { podRunningReady, waitFor } from './helpers/k8s.js';
 import { getRotationPolicy } from './helpers/noderotation-api.js';
 import { writeReferenceMarkers } from './helpers/reference-state.js';

@@ -1,31 +1,12 @@
 // The controller's shell in its simplest form, for e2e tests of the engine: read a snapshot with kubectl
 // (raw JSON, timestamps as strings, the form the engine reads), decide, carry each action out with kubectl.
-import { spawnSync } from 'node:child_process';
 import { A } from '../../../src/engine/annotations.js';
 import { decide } from '../../../src/engine/decide.js';
 import type { Action, Decision, Snapshot } from '../../../src/engine/types.js';
 import type { RotationPolicy, Surge } from '../../../src/generated/api-types.js';
 import type { ObjectMeta } from '../../../src/karpenter/types.js';
-import { readClusterEnv } from './cluster.js';
+import { kubectl } from './kubectl.js';
 
-const env = readClusterEnv();
-
-export function kubectl(args: string[], input?: string): string {
-  const r = spawnSync(env.kubectl, ['--kubeconfig', env.kubeconfig, ...args], { input, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
-
-/** kubectl that reports instead of throwing: exit code and output (stdout, then stderr); admin unless `kubeconfig`. */
-export function kubectlResult(
-  args: string[],
-  input?: string,
-  kubeconfig = env.kubeconfig,
-): { code: number; text: string } {
-  const r = spawnSync(env.kubectl, ['--kubeconfig', kubeconfig, ...args], { input, encoding: 'utf8' });
-  if (r.error) throw r.error;
-  return { code: r.status ?? -1, text: `${r.stdout}${r.stderr}` };
-}
 const items = <T>(args: string[]): T[] => (JSON.parse(kubectl([...args, '-o', 'json'])) as { items: T[] }).items;
 
 /** Raw JSON from the API (timestamps as strings), the form the engine reads. */

@@ -10,7 +10,7 @@ import type { RotationPolicy } from '../../../src/generated/api-types.js';
 import type { Pod } from '../../../src/kube/types.js';
 import { claim, nodePool, OLD } from '../../unit/fixtures.js';
 import { readClusterEnv, repoRoot } from './cluster.js';
-import { kubectl, kubectlResult } from './engine-shell.js';
+import { kubectl, kubectlResult } from './kubectl.js';
 import { ignoreNotFound, waitFor, type Kube } from './k8s.js';
 
 const GROUP = 'noderotation.io';

@@ -6,7 +6,7 @@
 import { A, rfc3339 } from '../../../src/engine/annotations.js';
 import { NODEPOOL_LABEL } from '../../../src/karpenter/types.js';
 import { onPool } from './context.js';
-import { kubectl } from './engine-shell.js';
+import { kubectl } from './kubectl.js';
 import type { Kube } from './k8s.js';
 
 export interface ReferenceRotation {

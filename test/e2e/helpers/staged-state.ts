@@ -10,7 +10,7 @@ import { NODEPOOL_LABEL, type NodeClaim } from '../../../src/karpenter/types.js'
 import { repoRoot } from './cluster.js';
 import { ON_DEMAND_AMD64, poolWithApp } from './context.js';
 import type { ControllerProcess } from './controller-process.js';
-import { kubectl } from './engine-shell.js';
+import { kubectl } from './kubectl.js';
 import { nodeReady, waitFor, type Kube, type TestResources } from './k8s.js';
 import { getRotationPolicy, installNoderotation } from './noderotation-api.js';
 import { writeReferenceRotation } from './reference-state.js';
