@@ -2,10 +2,9 @@
 // the engine's decision keeps the invariants of design §3–§5 and ADR-0001.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { claim, DAY, HOUR, iso, nodePool, NS, policy, snapshot, workload } from '../../test/unit/fixtures.js';
-import type { MaintenanceWindow } from '../generated/api-types.js';
-import type { NodeClaim } from '../karpenter/types.js';
-import type { Node, Pod } from '../kube/types.js';
+import { DAY, NS } from '../../test/unit/fixtures.js';
+import { build, scenarioArb, WINDOWS } from '../../test/unit/scenarios.js';
+import type { Node } from '../kube/types.js';
 import { inWindow } from '../schedule/windows.js';
 import { A, ANCHOR_SET } from './annotations.js';
 import { apply } from './apply.js';
@@ -13,136 +12,7 @@ import { deepFreeze } from './boundary.js';
 import { indexSnapshot } from './cluster-index.js';
 import { decide, poolContext } from './decide.js';
 import { deleteJustification } from './justify.js';
-import { placeholderName, surgeReady } from './placeholder.js';
-import type { Snapshot } from './types.js';
-
-const BASE = Date.parse('2027-01-04T00:00:00Z');
-const WINDOWS: [MaintenanceWindow] = [{ timezone: 'Asia/Tokyo', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' }];
-
-const claimArb = fc.record({
-  ageHours: fc.integer({ min: 0, max: 340 }),
-  expireAfter: fc.constantFrom('336h', '300h', '250h', 'Never'),
-  ready: fc.boolean(),
-  operatorDnd: fc.boolean(),
-  operatorCordon: fc.boolean(),
-  failed: fc.option(
-    fc.record({ agoMinutes: fc.integer({ min: 0, max: 600 }), count: fc.integer({ min: 1, max: 5 }) }),
-    { nil: undefined },
-  ),
-  deleting: fc.boolean(),
-});
-
-const activeArb = fc.option(
-  fc.record({
-    phase: fc.constantFrom('pending', 'draining', 'gone'),
-    startedMinutesAgo: fc.integer({ min: 0, max: 30 }),
-    placeholder: fc.constantFrom('none', 'pending', 'bound-ready', 'bound-notready', 'preempted'),
-    fallback: fc.boolean(),
-  }),
-  { nil: undefined },
-);
-
-const scenarioArb = fc.record({
-  claims: fc.array(claimArb, { minLength: 1, maxLength: 5 }),
-  active: activeArb,
-  nowMinutes: fc.integer({ min: 0, max: 7 * 24 * 60 }),
-  fallback: fc.boolean(),
-  lastRotationMinutesAgo: fc.option(fc.integer({ min: 0, max: 60 }), { nil: undefined }),
-  freezeMinutes: fc.option(fc.integer({ min: -30, max: 120 }), { nil: undefined }),
-});
-
-type Scenario = typeof scenarioArb extends fc.Arbitrary<infer T> ? T : never;
-
-/** Builds a consistent snapshot: at most one claim in flight, and it is the anchor; markers only for it. */
-function build(sc: Scenario): { s: Snapshot; now: number } {
-  const now = BASE + sc.nowMinutes * 60_000;
-  const parts = sc.claims.map((c, i) => {
-    const annotations: Record<string, string> = {};
-    if (c.failed)
-      Object.assign(annotations, {
-        [A.state]: 'failed',
-        [A.failedAt]: iso(now - c.failed.agoMinutes * 60_000),
-        [A.retryCount]: String(c.failed.count),
-      });
-    const nodeAnnotations: Record<string, string> = c.operatorDnd ? { [A.doNotDisrupt]: 'true' } : {};
-    return claim(`c${i}`, {
-      createdAt: now - c.ageHours * HOUR,
-      expireAfter: c.expireAfter,
-      ready: c.ready,
-      annotations,
-      nodeAnnotations,
-      unschedulable: c.operatorCordon,
-      ...(c.deleting ? { deleting: now - 60_000 } : {}),
-    });
-  });
-  const poolAnn: Record<string, string> = {};
-  if (sc.lastRotationMinutesAgo !== undefined)
-    poolAnn[A.lastRotationAt] = iso(now - sc.lastRotationMinutesAgo * 60_000);
-  if (sc.freezeMinutes !== undefined) poolAnn[A.freeze] = iso(now + sc.freezeMinutes * 60_000);
-  const pods: Pod[] = [];
-  const extraNodes: Node[] = [];
-  const extraClaims: { claim: NodeClaim; node?: Node }[] = [];
-  if (sc.active) {
-    const target = parts[0] as { claim: NodeClaim; node?: Node };
-    const name = target.claim.metadata.name;
-    const startedAt = now - sc.active.startedMinutesAgo * 60_000;
-    poolAnn[A.activeRotation] = name;
-    // Our own markers on the candidate (only where the operator has none).
-    if (target.node)
-      target.node.metadata.annotations = sc.claims[0]?.operatorDnd
-        ? { [A.doNotDisrupt]: 'true', [A.surgeFor]: name }
-        : { [A.doNotDisrupt]: 'true', [A.doNotDisruptOwned]: 'true', [A.surgeFor]: name };
-    if (target.node && !sc.claims[0]?.operatorCordon) {
-      target.node.spec.unschedulable = true;
-      target.node.metadata.annotations = { ...target.node.metadata.annotations, [A.cordoned]: 'true' };
-    }
-    target.claim.metadata.deletionTimestamp = undefined;
-    if (sc.active.phase === 'pending') {
-      target.claim.metadata.annotations = { [A.state]: 'pending', [A.startedAt]: iso(startedAt) };
-      if (sc.active.placeholder !== 'none') {
-        const bound = sc.active.placeholder !== 'pending';
-        if (bound) {
-          const surge = claim('surge', {
-            createdAt: startedAt + 60_000,
-            ready: sc.active.placeholder !== 'bound-notready',
-          });
-          extraClaims.push(surge);
-        }
-        pods.push({
-          metadata: {
-            name: placeholderName(name),
-            namespace: NS,
-            // The reference's form (labels only): ours is adopted from it, so the invariants cover takeover.
-            labels: { [A.surgeFor]: name, 'karpenter.sh/nodepool': 'general' },
-            annotations: { [A.doNotDisrupt]: 'true' },
-            ...(sc.active.placeholder === 'preempted' ? { deletionTimestamp: iso(now) } : {}),
-          },
-          spec: { containers: [], ...(bound ? { nodeName: 'node-surge' } : {}) },
-          status: { phase: bound ? 'Running' : 'Pending' },
-        });
-      }
-    } else {
-      target.claim.metadata.annotations = { [A.state]: 'draining' };
-      target.claim.metadata.deletionTimestamp = iso(now - 60_000);
-      Object.assign(
-        poolAnn,
-        { [A.activeRotationState]: 'draining', [A.drainingAt]: iso(startedAt) },
-        sc.active.fallback ? { [A.rotationMode]: 'forceful-fallback' } : {},
-      );
-    }
-    if (sc.active.phase === 'gone') parts.shift();
-  }
-  for (const p of parts)
-    if (p.node) pods.push(workload(`w-${p.claim.metadata.name}`, p.node.metadata.name, { cpu: '500m' }));
-  const s = snapshot({
-    policies: [policy({ maintenanceWindows: WINDOWS, surge: { forcefulFallback: { enabled: sc.fallback } } })],
-    pool: nodePool(poolAnn),
-    claims: [...parts, ...extraClaims],
-    pods,
-    nodes: extraNodes,
-  });
-  return { s, now };
-}
+import { surgeReady } from './placeholder.js';
 
 const ours = (n: Node): boolean => {
   const a = n.metadata.annotations ?? {};

@@ -42,8 +42,9 @@ describe('a leader paused past its Lease', () => {
     const b = await ctx.controller(ns, ['--leader-elect']);
     expect(await leads(b)).toBe(false);
 
-    // The window opens at `opens`, far enough ahead for the freeze, the takeover and b's removal to come first.
-    const opens = minuteAfter(Date.now(), 75_000);
+    // The window opens at `opens` (a whole minute, 50–110 s ahead): far enough for the status write, then the
+    // freeze 40 s before it, the takeover and b's removal to come first.
+    const opens = minuteAfter(Date.now(), 50_000);
     const policyName = `${pool}-policy`;
     await ctx.policy(policyName, {
       nodePools: [pool],

@@ -35,7 +35,9 @@ describe('CRDs on a real apiserver', () => {
   });
 
   afterAll(() => {
-    kubectl(['delete', 'rotationpolicies.noderotation.io,maintenanceplans.noderotation.io', '--all', '--wait=true']);
+    // Only this file's objects: other files of the phase (placeholder-identity) have policies of their own.
+    kubectl(['delete', 'rotationpolicy', 'e2e-reference', '--ignore-not-found', '--wait=true']);
+    kubectl(['delete', 'maintenanceplan', 'e2e-plan', '--ignore-not-found', '--wait=true']);
     kubectl(['delete', 'priorityclass', 'noderotation-placeholder', '--ignore-not-found']);
   });
 

@@ -1,5 +1,6 @@
 // The placeholder's identity and protection (issue 13), against real Karpenter (kwok provider) and the real
-// scheduler, with the engine's actions carried out by the e2e shell (there is no controller yet):
+// scheduler, the engine's passes run by the test (helpers/engine-shell.ts) so that the gap can be held open, their
+// actions carried out by the controller's own executor (preconditions and the fresh judgement of the delete included):
 //
 // 1. The Pod-level karpenter.sh/do-not-disrupt on the placeholder keeps Karpenter's consolidation off the
 //    surge node in the gap between the bind and the engine's node-level freeze. The gap is held open on
@@ -8,7 +9,7 @@
 //    consolidation candidate (so the test can fail), while for ours Karpenter reports the placeholder's
 //    annotation as what blocks it, and our surge node is still there, unfrozen, when the control's was judged.
 // (A rotation left in flight in the reference's form is adopted by the controller: controller-takeover.test.ts.)
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { A } from '../../src/engine/annotations.js';
 import { decide } from '../../src/engine/decide.js';
 import type { Action } from '../../src/engine/types.js';
@@ -16,6 +17,7 @@ import { parseQuantity } from '../../src/util/quantity.js';
 import { barePod, deployment, pinnedTo, useCluster } from './helpers/context.js';
 import { anytimePolicy, execute, reconcileOnce, snapshot } from './helpers/engine-shell.js';
 import { kubectl } from './helpers/kubectl.js';
+import { createRotationPolicy, deleteRotationPolicy, installNoderotation } from './helpers/noderotation-api.js';
 import type { NodeClaim } from '../../src/karpenter/types.js';
 import { conditionTrue, podRunningReady, waitFor, type Kube } from './helpers/k8s.js';
 
@@ -75,17 +77,23 @@ async function holdTheGap(
   );
   kubectl(['annotate', 'node', b, '--overwrite', `${A.doNotDisrupt}=true`]);
 
-  const policy = anytimePolicy(pool, { readyTimeout: '10m', placeholder: { priorityClassName: priorityClass } });
-  const first = decide(snapshot(pool, ns, policy), Date.now());
+  const policy = anytimePolicy(pool, {
+    readyTimeout: '10m',
+    cooldownAfter: '30m',
+    placeholder: { priorityClassName: priorityClass },
+  });
+  await createRotationPolicy(kube, policy);
+  const seen = snapshot(pool, ns, policy.metadata.name);
+  const first = decide(seen, Date.now());
   const created = first.actions.find((a): a is Extract<Action, { type: 'createPod' }> => a.type === 'createPod');
   expect(created, 'the first pass creates the placeholder').toBeDefined();
   expect(created!.pod.metadata.annotations?.[A.doNotDisrupt]).toBe('true');
-  for (const a of first.actions) {
-    if (a.type === 'createPod' && !withPodAnnotation) {
-      const { [A.doNotDisrupt]: _dropped, ...annotations } = a.pod.metadata.annotations ?? {};
-      execute({ ...a, pod: { ...a.pod, metadata: { ...a.pod.metadata, annotations } } }, ns);
-    } else execute(a, ns);
-  }
+  const actions = first.actions.map((a) => {
+    if (a.type !== 'createPod' || withPodAnnotation) return a;
+    const { [A.doNotDisrupt]: _dropped, ...annotations } = a.pod.metadata.annotations ?? {};
+    return { ...a, pod: { ...a.pod, metadata: { ...a.pod.metadata, annotations } } };
+  });
+  expect(await execute(actions, seen), 'the first pass carried out whole').toEqual(actions);
   const placeholder = created!.pod.metadata.name;
 
   const surgeNode = await waitFor(
@@ -113,6 +121,10 @@ async function holdTheGap(
 
 describe("the placeholder's identity and protection (issue 13)", () => {
   const { kube, res } = useCluster();
+  const policies: string[] = [];
+  afterAll(async () => {
+    for (const name of policies) await deleteRotationPolicy(kube, name);
+  });
 
   it('keeps the surge node out of consolidation between bind and freeze; a control is a candidate', async () => {
     const consolidating = { disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '0s' } };
@@ -122,6 +134,8 @@ describe("the placeholder's identity and protection (issue 13)", () => {
     const ours = await res.nodePool('e2e-id-ours', pinned, consolidating);
     const ctl = await res.nodePool('e2e-id-ctl', pinned, consolidating);
 
+    await installNoderotation();
+    policies.push(anytimePolicy(ours, {}).metadata.name, anytimePolicy(ctl, {}).metadata.name);
     const [o, c] = await Promise.all([
       holdTheGap(kube, ours, nsOurs, priorityClass, true),
       holdTheGap(kube, ctl, nsCtl, priorityClass, false),
@@ -163,16 +177,11 @@ describe("the placeholder's identity and protection (issue 13)", () => {
     expect(ph?.spec?.nodeName).toBe(o.surgeNode);
 
     // The engine resumes: the freeze lands, surge_ready holds on that very node, the rotation completes.
-    const policy = anytimePolicy(ours, {
-      readyTimeout: '10m',
-      cooldownAfter: '30m',
-      placeholder: { priorityClassName: priorityClass },
-    });
     const seen: string[] = [];
     await waitFor(
       'the rotation to complete',
-      () => {
-        for (const a of reconcileOnce(ours, nsOurs, policy).decision.actions) {
+      async () => {
+        for (const a of (await reconcileOnce(ours, nsOurs, anytimePolicy(ours, {}).metadata.name)).done) {
           if (a.type === 'event') seen.push(a.eventReason);
           if (a.type === 'createPod') seen.push('createPod');
         }

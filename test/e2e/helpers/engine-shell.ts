@@ -1,18 +1,27 @@
-// The controller's shell in its simplest form, for e2e tests of the engine: read a snapshot with kubectl
-// (raw JSON, timestamps as strings, the form the engine reads), decide, carry each action out with kubectl.
-import { A } from '../../../src/engine/annotations.js';
+// The engine driven one pass at a time by an e2e test, with the controller's own executor: read a snapshot
+// (raw JSON, timestamps as strings, the form the engine reads), decide, and carry the actions out with
+// controller/execute/executor.ts — every patch conditioned on the resourceVersion read here, every NodeClaim
+// delete judged again on state read for it from the API and preconditioned on its UID and resourceVersion.
+// What the controller adds around it (reflectors, queue, leadership) is not here: a test decides when a pass runs.
+import { freshSnapshot } from '../../../controller/execute/fresh.js';
+import { execute as executeOn, LostRace, Refused, type ExecutorDeps } from '../../../controller/execute/executor.js';
+import { KubeClient } from '../../../controller/kube/client.js';
+import { loadKubeconfigFile } from '../../../controller/kube/kubeconfig.js';
 import { decide } from '../../../src/engine/decide.js';
 import type { Action, Decision, Snapshot } from '../../../src/engine/types.js';
 import type { RotationPolicy, Surge } from '../../../src/generated/api-types.js';
-import type { ObjectMeta } from '../../../src/karpenter/types.js';
+import { readClusterEnv } from './cluster.js';
 import { kubectl } from './kubectl.js';
 
 const items = <T>(args: string[]): T[] => (JSON.parse(kubectl([...args, '-o', 'json'])) as { items: T[] }).items;
 
-/** Raw JSON from the API (timestamps as strings), the form the engine reads. */
-export function snapshot(pool: string, namespace: string, policy: RotationPolicy): Snapshot {
+let client: KubeClient | undefined;
+const api = (): KubeClient => (client ??= new KubeClient(loadKubeconfigFile(readClusterEnv().kubeconfig)));
+
+/** The pool's objects and the namespace's Pods, with the policy `policy` as stored in the cluster. */
+export function snapshot(pool: string, namespace: string, policy: string): Snapshot {
   return {
-    policies: [policy],
+    policies: items<RotationPolicy>(['get', 'rotationpolicies', '--field-selector', `metadata.name=${policy}`]),
     nodePools: items(['get', 'nodepools', '--field-selector', `metadata.name=${pool}`]),
     nodeClaims: items(['get', 'nodeclaims', '-l', `karpenter.sh/nodepool=${pool}`]),
     nodes: items(['get', 'nodes', '-l', `karpenter.sh/nodepool=${pool}`]),
@@ -21,80 +30,75 @@ export function snapshot(pool: string, namespace: string, policy: RotationPolicy
   };
 }
 
-const resource = (kind: string): string =>
-  ({ NodePool: 'nodepool', NodeClaim: 'nodeclaim', Node: 'node', Pod: 'pod' })[kind] as string;
-
-/** The shell: carry one action out through the API. */
-export function execute(a: Action, namespace: string): void {
-  switch (a.type) {
-    case 'annotate': {
-      const target = [
-        resource(a.target.kind),
-        a.target.name,
-        ...(a.target.namespace ? ['-n', a.target.namespace] : []),
-      ];
-      if (a.onlyIfAbsent) {
-        const current = JSON.parse(kubectl(['get', ...target, '-o', 'json'])) as { metadata: ObjectMeta };
-        if (current.metadata.annotations?.[a.onlyIfAbsent] !== undefined) return;
-      }
-      const args = [...Object.entries(a.set).map(([k, v]) => `${k}=${v}`), ...a.remove.map((k) => `${k}-`)];
-      if (args.length > 0) kubectl(['annotate', ...target, '--overwrite', ...args]);
-      return;
-    }
-    case 'cordon':
-      kubectl([
-        'patch',
-        'node',
-        a.node,
-        '-p',
-        JSON.stringify({ spec: { unschedulable: true }, metadata: { annotations: { [A.cordoned]: 'true' } } }),
-      ]);
-      return;
-    case 'uncordon':
-      kubectl([
-        'patch',
-        'node',
-        a.node,
-        '-p',
-        JSON.stringify({ spec: { unschedulable: false }, metadata: { annotations: { [A.cordoned]: null } } }),
-      ]);
-      return;
-    case 'createPod':
-      kubectl(['create', '-n', namespace, '-f', '-'], JSON.stringify(a.pod));
-      return;
-    case 'deletePod':
-      kubectl(['delete', 'pod', '-n', a.namespace, a.name, '--wait=false', '--ignore-not-found']);
-      return;
-    case 'deleteNodeClaim':
-      kubectl(['delete', 'nodeclaim', a.name, '--wait=false', '--ignore-not-found']);
-      return;
-    case 'event':
-    case 'observe':
-      return;
-  }
-}
-
-/** One pass: snapshot, decide, execute every action in order. Returns the decision and the snapshot it saw. */
-export function reconcileOnce(
-  pool: string,
-  namespace: string,
-  policy: RotationPolicy,
-): { decision: Decision; seen: Snapshot } {
-  const seen = snapshot(pool, namespace, policy);
-  const decision = decide(seen, Date.now());
-  for (const a of decision.actions) execute(a, namespace);
-  return { decision, seen };
+/** What the executor needs, from the snapshot the decision was made on (its resourceVersions). */
+function depsFor(seen: Snapshot): ExecutorDeps {
+  const versions = new Map<string, string>();
+  const key = (kind: string, name: string, ns?: string) => `${kind}/${ns ?? ''}/${name}`;
+  const take = (
+    kind: string,
+    list: readonly { metadata: { name?: string; namespace?: string; resourceVersion?: string } }[],
+  ) => {
+    for (const o of list)
+      if (o.metadata.name && o.metadata.resourceVersion)
+        versions.set(key(kind, o.metadata.name, o.metadata.namespace), o.metadata.resourceVersion);
+  };
+  take('NodePool', seen.nodePools);
+  take('NodeClaim', seen.nodeClaims);
+  take('Node', seen.nodes);
+  take('Pod', seen.pods);
+  return {
+    client: api(),
+    resourceVersionOf: (kind, name, ns) => versions.get(key(kind, name, ns)),
+    wrote: (kind, name, ns, rv) => versions.set(key(kind, name, ns), rv),
+    fresh: (a) =>
+      freshSnapshot({ client: api(), namespace: seen.namespace, withDefaults: (p) => p }, a.nodePool, a.target),
+    now: () => Date.now(),
+    onEvent: async () => {},
+    onObserve: () => {},
+  };
 }
 
 /**
- * A policy for a test: the window always open and every node old enough at once (ageThreshold 1s), so a
- * rotation starts on the first pass; the test's surge settings decide what happens next.
+ * Carry `actions` (decided on `seen`) out in order, as the controller's pass does: a lost race (the object
+ * changed since it was read) or a refused delete ends the pass, and the next pass decides again. Returns the
+ * actions carried out.
+ */
+export async function execute(actions: readonly Action[], seen: Snapshot): Promise<Action[]> {
+  const deps = depsFor(seen);
+  const done: Action[] = [];
+  for (const a of actions) {
+    try {
+      await executeOn(a, deps);
+    } catch (e) {
+      if (e instanceof LostRace || e instanceof Refused) return done;
+      throw e;
+    }
+    done.push(a);
+  }
+  return done;
+}
+
+/** One pass: snapshot, decide, carry the actions out. Returns the decision, the snapshot and what was carried out. */
+export async function reconcileOnce(
+  pool: string,
+  namespace: string,
+  policy: string,
+): Promise<{ decision: Decision; seen: Snapshot; done: Action[] }> {
+  const seen = snapshot(pool, namespace, policy);
+  const decision = decide(seen, Date.now());
+  return { decision, seen, done: await execute(decision.actions, seen) };
+}
+
+/**
+ * A policy for a test's pool, named after it: the window always open and every node old enough at once
+ * (ageThreshold 1s), so a rotation starts on the first pass; the test's surge settings decide what happens next.
+ * Stored in the cluster (applyPolicy) so that the executor's fresh judgement of a delete finds the pool governed.
  */
 export function anytimePolicy(pool: string, surge: Surge): RotationPolicy {
   return {
     apiVersion: 'noderotation.io/v1alpha1',
     kind: 'RotationPolicy',
-    metadata: { name: 'e2e' },
+    metadata: { name: `e2e-${pool}` },
     spec: {
       nodePools: [pool],
       maintenanceWindows: [
