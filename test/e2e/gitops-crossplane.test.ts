@@ -16,7 +16,7 @@ import { startOfUtcDay } from '../../functions/server.js';
 import { repoRoot } from './helpers/cluster.js';
 import { crossplaneDown, crossplaneUp } from './helpers/crossplane.js';
 import { kubectl } from './helpers/kubectl.js';
-import { waitFor } from './helpers/k8s.js';
+import { awaitGraveyard, Kube, waitFor } from './helpers/k8s.js';
 
 const EXAMPLES = join(repoRoot, 'examples');
 const PLAN_CRD = 'maintenanceplans.noderotation.io';
@@ -100,6 +100,8 @@ async function crdGone(name: string): Promise<void> {
 
 describe('Crossplane core composes RotationPolicies from a MaintenancePlan through the function', () => {
   beforeAll(async () => {
+    // The example plan governs every NodePool: the ones earlier tests deleted must be gone first.
+    await awaitGraveyard(new Kube());
     crossplaneUp();
     // The XRD defines maintenanceplans.noderotation.io itself; the plain CRD (deploy/crds) that other tests
     // install must go first, or Crossplane would adopt a CRD it did not make.

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# The end-to-end suite in two phases on one cluster (`npm run test:e2e`; .ci/run).
+# The end-to-end suite in three phases on one cluster (`npm run test:e2e`; .ci/run).
 #
 # Most files must run one at a time: a controller a file starts acts cluster-wide (its start-up sweep, every
 # governed pool) and a MaintenancePlan governs every NodePool its selector matches. Some files do neither: they
 # start no controller, apply no plan, and read only the NodePools, NodeClaims and Pods they created. Phase 1 runs
 # the longest of those, placeholder-identity (about 2.5 min, most of it waiting out Karpenter's 2-minute
 # de-duplication of DisruptionBlocked events), beside the others of that kind, one after the other; phase 2 runs
-# every remaining file, one at a time. The suite takes the same tests in about 1.5 min less.
+# every remaining file, one at a time. The suite takes the same tests in about 1.5 min less. Tests delete what
+# they made without waiting for it to go (TestResources.cleanup): phase 3 checks that all of it is gone.
 #
-# Usage: bash test/e2e/run.sh [--report-dir DIR]   (writes DIR/e2e-{solo,alongside,serial}.json)
+# Usage: bash test/e2e/run.sh [--report-dir DIR]   (writes DIR/e2e-{solo,alongside,serial,leftovers}.json)
 # Extra arguments after -- go to every vitest run. Brings the cluster up if none is running, and then takes it
 # down at the end (like the suite's globalSetup), unless NODEROTATION_E2E_KEEP_CLUSTER=1.
 set -uo pipefail
@@ -64,8 +65,13 @@ wait "${solo_pid}" || status=1
 cat "${solo_log}"
 rm -f "${solo_log}"
 
+# Phase 3, last: nothing the tests deleted without waiting (TestResources.cleanup) is left.
+LAST=(test/e2e/leftovers.test.ts)
+
 excludes=()
-for f in "${SOLO[@]}" "${ALONGSIDE[@]}"; do excludes+=(--exclude "${f}"); done
+for f in "${SOLO[@]}" "${ALONGSIDE[@]}" "${LAST[@]}"; do excludes+=(--exclude "${f}"); done
 echo "e2e phase 2: every other file, one at a time"
 vitest serial "$@" "${excludes[@]}" || status=1
+echo "e2e phase 3: ${LAST[*]}"
+vitest leftovers "$@" "${LAST[@]}" || status=1
 exit "${status}"

@@ -10,6 +10,7 @@ import {
   type NodeSelectorRequirement,
 } from '../../../src/karpenter/types.js';
 import { readClusterEnv, type ClusterEnv } from './cluster.js';
+import { bury, clearGraveyard, graveyard, type Buried } from './graveyard.js';
 
 // The Karpenter objects are the project's own types (src/karpenter/types.ts): the tests read the API the
 // engine reads, so a field the engine relies on and Karpenter does not serve shows up here first.
@@ -374,68 +375,72 @@ export class TestResources {
     return name;
   }
 
+  /**
+   * Deletes everything registered: namespaces first (their Pods go), then the NodePools (Karpenter deletes their
+   * NodeClaims, which drain and go), then PriorityClasses. It does not wait for them to be gone: they are recorded
+   * in the suite's graveyard (graveyard.ts), and the next test runs while Karpenter removes them — they are
+   * ungoverned, labelled for no selector a test uses, and no Pod can land on them. What needs a cluster without
+   * them waits (`awaitGraveyard`), and the suite's last phase checks that every one of them is gone.
+   */
   async cleanup(): Promise<void> {
     const { kube } = this;
-    for (const ns of this.namespaces) {
-      await ignoreNotFound(kube.core.deleteNamespace({ name: ns }));
-    }
-    for (const pool of this.pools) {
-      await kube.deleteNodePool(pool);
-    }
-    for (const pool of this.pools) {
-      const describe = async () =>
-        JSON.stringify({
-          claims: (await kube.nodeClaims(pool)).map((c) => ({ name: c.metadata.name, status: c.status })),
-          nodes: (await kube.nodes(pool)).map((n) => ({
-            name: n.metadata?.name,
-            deletionTimestamp: n.metadata?.deletionTimestamp,
-            finalizers: n.metadata?.finalizers,
-            taints: n.spec?.taints,
-          })),
-        });
-      await waitFor(`NodeClaims of NodePool ${pool} gone`, async () => (await kube.nodeClaims(pool)).length === 0, {
-        timeoutMs: 180_000,
-        describe,
-      });
-      // Once its claims are gone Karpenter has nothing left to remove a Node by: a Node of the pool still there a
-      // minute later (seen once in CI, in a file that runs no controller) is an orphan of the cluster's own,
-      // removed here so that it cannot take the next file's Pods, and reported so that it is not hidden.
-      const orphans = await waitFor(
-        `Nodes of NodePool ${pool} gone with their claims`,
-        async () => ((await kube.nodes(pool)).length === 0 ? [] : undefined),
-        { timeoutMs: 60_000 },
-      ).catch(async () => kube.nodes(pool));
-      for (const n of orphans) {
-        const name = n.metadata!.name!;
-        console.error(`cleanup: Node ${name} of NodePool ${pool} outlived its NodeClaim: ${await describe()}`);
-        if (n.metadata?.finalizers?.length)
-          await ignoreNotFound(
-            kube.core.patchNode(
-              { name, body: { metadata: { finalizers: null } } },
-              k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-            ),
-          );
-        await ignoreNotFound(kube.core.deleteNode({ name }));
-      }
-      await waitFor(`Nodes of NodePool ${pool} gone`, async () => (await kube.nodes(pool)).length === 0, {
-        describe,
-      });
-      await waitFor(`NodePool ${pool} gone`, async () => (await kube.getNodePool(pool)) === undefined);
-    }
-    for (const ns of this.namespaces) {
-      await waitFor(
-        `namespace ${ns} gone`,
-        async () => (await ignoreNotFound(kube.core.readNamespace({ name: ns }))) === undefined,
-        {
-          timeoutMs: 180_000,
-        },
-      );
-    }
-    for (const pc of this.priorityClasses) {
-      await ignoreNotFound(kube.scheduling.deletePriorityClass({ name: pc }));
-    }
+    for (const ns of this.namespaces) await ignoreNotFound(kube.core.deleteNamespace({ name: ns }));
+    for (const pool of this.pools) await kube.deleteNodePool(pool);
+    for (const pc of this.priorityClasses) await ignoreNotFound(kube.scheduling.deletePriorityClass({ name: pc }));
+    bury({ pools: this.pools, namespaces: this.namespaces });
     this.namespaces = [];
     this.pools = [];
     this.priorityClasses = [];
   }
+}
+
+/** Waits until everything buried is gone (NodeClaims, Nodes, NodePools, namespaces); then empties the graveyard. */
+export async function awaitGraveyard(kube: Kube, timeoutMs = 180_000): Promise<Buried> {
+  const dead = graveyard();
+  for (const pool of dead.pools) {
+    const describe = async () =>
+      JSON.stringify({
+        claims: (await kube.nodeClaims(pool)).map((c) => ({ name: c.metadata.name, status: c.status })),
+        nodes: (await kube.nodes(pool)).map((n) => ({
+          name: n.metadata?.name,
+          deletionTimestamp: n.metadata?.deletionTimestamp,
+          finalizers: n.metadata?.finalizers,
+          taints: n.spec?.taints,
+        })),
+      });
+    await waitFor(`NodeClaims of NodePool ${pool} gone`, async () => (await kube.nodeClaims(pool)).length === 0, {
+      timeoutMs,
+      describe,
+    });
+    // Once its claims are gone Karpenter has nothing left to remove a Node by: a Node of the pool still there a
+    // minute later (seen once in CI) is an orphan of the cluster's own, reported and removed so that it is not
+    // hidden and cannot take another test's Pods.
+    const orphans = await waitFor(
+      `Nodes of NodePool ${pool} gone with their claims`,
+      async () => ((await kube.nodes(pool)).length === 0 ? [] : undefined),
+      { timeoutMs: 60_000 },
+    ).catch(async () => kube.nodes(pool));
+    for (const n of orphans) {
+      const name = n.metadata!.name!;
+      console.error(`graveyard: Node ${name} of NodePool ${pool} outlived its NodeClaim: ${await describe()}`);
+      if (n.metadata?.finalizers?.length)
+        await ignoreNotFound(
+          kube.core.patchNode(
+            { name, body: { metadata: { finalizers: null } } },
+            k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+          ),
+        );
+      await ignoreNotFound(kube.core.deleteNode({ name }));
+    }
+    await waitFor(`Nodes of NodePool ${pool} gone`, async () => (await kube.nodes(pool)).length === 0, { describe });
+    await waitFor(`NodePool ${pool} gone`, async () => (await kube.getNodePool(pool)) === undefined);
+  }
+  for (const ns of dead.namespaces)
+    await waitFor(
+      `namespace ${ns} gone`,
+      async () => (await ignoreNotFound(kube.core.readNamespace({ name: ns }))) === undefined,
+      { timeoutMs },
+    );
+  clearGraveyard();
+  return dead;
 }
