@@ -15,6 +15,20 @@ export const CI_SEEDS = Number(process.env.SIM_SEEDS ?? 300);
  */
 export const CI_FAULTS: readonly Fault[] = FAULTS.filter((f) => f !== 'operators');
 
+/**
+ * Single seeds kept for what they once showed. Seeds move when the controller or the models change: when one no
+ * longer shows it (the test says so), find another with `npm run sim` and the stats it prints.
+ */
+export const KEPT: readonly { seed: number; faults: readonly Fault[]; shows: string }[] = [
+  {
+    seed: 900007,
+    faults: ['replicas', 'pauses'],
+    shows:
+      'a leader paused mid-pass past the Lease resumes after the other replica took over, and the fence refuses ' +
+      'its writes (with the fence disabled, S4 fails on this seed)',
+  },
+];
+
 /** Runs seeds [from, from + count) and fails with their replay commands if any breaks an invariant. */
 export async function expectSeedsHold(from: number, count: number, faults: readonly Fault[]): Promise<void> {
   const failed: string[] = [];

@@ -117,7 +117,7 @@ describe('a seed reproduces its run exactly', () => {
 });
 
 describe('the controller under simulation, without faults', () => {
-  it(`keeps S1–S3 and liveness for seeds 1…${CI_SEEDS}`, { timeout: 30 * 60_000 }, async () => {
+  it(`keeps S1–S4 and liveness for seeds 1…${CI_SEEDS}`, { timeout: 30 * 60_000 }, async () => {
     await expectSeedsHold(1, CI_SEEDS, []);
   });
 });

@@ -124,7 +124,14 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
     { namespace: NS, name: LEASE_NAME },
   );
   if (faults.has('foreign'))
-    note(leaveReferenceState(server, refRng as Rng, { namespace: NS, now: T0, priorityClass: PRIORITY_CLASS }));
+    note(
+      leaveReferenceState(server, refRng as Rng, {
+        namespace: NS,
+        now: T0,
+        priorityClass: PRIORITY_CLASS,
+        register: (claim, pool) => world.register(claim, pool, true),
+      }),
+    );
   if (faults.has('operators')) new Operator(server, sched, opRng as Rng, NS).start(faultsUntil);
 
   // The reflector's watch timeout is drawn with Math.random: seeded for the run.

@@ -8,6 +8,10 @@
 //       reference's form — `noderotation-surge-<claim>`, labels `surge-for` and `karpenter.sh/nodepool`, the
 //       Pod-level `do-not-disrupt`, none of our app.kubernetes.io labels — still Pending (Karpenter launches a
 //       node for it). Ours must adopt the placeholder (no second one), then finish or roll back;
+//     `bound`: the same, but Karpenter has launched a surge claim for the placeholder since the start, its Node
+//       is Ready and runs the placeholder, and the reference persisted `surge-claim` (it never writes
+//       `surge-for` on the surge claim: ours only) and has not frozen the surge node yet (it does at surge_ready).
+//       Ours must drain through the adopted surge, or roll back without reaping a claim it never linked;
 //     `draining`: crashed between the state write and the delete — the pool's anchor set with
 //       `active-rotation-state: draining`, `draining-at`, `surge-wait` and its own `surge-path`, the claim
 //       `draining` and not deleted, no surge. Ours must delete it again only if the delete is justified on fresh
@@ -28,7 +32,13 @@ const MERGE = 'application/merge-patch+json';
 export function leaveReferenceState(
   server: ApiServer,
   rng: Rng,
-  o: { namespace: string; now: number; priorityClass: string },
+  o: {
+    namespace: string;
+    now: number;
+    priorityClass: string;
+    /** Karpenter registers a claim's Node (Ready): the surge the reference's placeholder was bound to. */
+    register: (claim: string, pool: string) => void;
+  },
 ): string {
   const call = (method: string, path: string, body: unknown, contentType?: string): void => {
     const res = server.handle(REFERENCE, { method, path, body, ...(contentType ? { contentType } : {}) });
@@ -51,7 +61,7 @@ export function leaveReferenceState(
   const name = claim.metadata.name;
   const node = `node-${name}`;
   const started = o.now - rng.int(5, 60) * 1_000;
-  const form = rng.pick(['pending', 'draining'] as const);
+  const form = rng.pick(['pending', 'bound', 'draining'] as const);
   const annotate = (path: string, annotations: Record<string, string>, spec?: unknown): void =>
     call('PATCH', path, { metadata: { annotations }, ...(spec ? { spec } : {}) }, MERGE);
   if (form === 'draining') {
@@ -66,7 +76,26 @@ export function leaveReferenceState(
     return `reference: ${name} of ${poolName} left draining, not deleted, no surge`;
   }
   annotate(`${POOLS}/${poolName}`, { [K.active]: name });
-  annotate(`${CLAIMS}/${name}`, { [K.state]: 'pending', [K.startedAt]: at(started) });
+  // Bound: Karpenter launched a surge claim for the placeholder after the start, its Node is Ready, the
+  // placeholder runs there, and the reference persisted `surge-claim` (never `surge-for` on the surge claim: ours
+  // only) and has not frozen the surge node yet (it does at surge_ready).
+  let surgeNode: string | undefined;
+  if (form === 'bound') {
+    const surge = `${poolName}-ref${rng.int(100, 999)}`;
+    const tmpl = (pool.spec as { template: { spec: Record<string, unknown> } }).template.spec;
+    const res = server.handle('world', {
+      method: 'POST',
+      path: CLAIMS,
+      body: {
+        metadata: { name: surge, labels: { [K.pool]: poolName }, finalizers: ['karpenter.sh/termination'] },
+        spec: { expireAfter: tmpl.expireAfter, terminationGracePeriod: tmpl.terminationGracePeriod },
+      },
+    });
+    if (res.code >= 300) throw new Error(`karpenter: POST ${surge}: ${JSON.stringify(res.body)}`);
+    o.register(surge, poolName);
+    surgeNode = `node-${surge}`;
+    annotate(`${CLAIMS}/${name}`, { [K.state]: 'pending', [K.startedAt]: at(started), [K.surgeClaim]: surge });
+  } else annotate(`${CLAIMS}/${name}`, { [K.state]: 'pending', [K.startedAt]: at(started) });
   const frozen = { [K.surgeFor]: name, 'karpenter.sh/do-not-disrupt': 'true', [K.owned]: 'true', [K.cordoned]: 'true' };
   annotate(`${NODES}/${node}`, frozen, { unschedulable: true });
   call('POST', `/api/v1/namespaces/${o.namespace}/pods`, {
@@ -76,11 +105,14 @@ export function leaveReferenceState(
       annotations: { 'karpenter.sh/do-not-disrupt': 'true' },
     },
     spec: {
+      ...(surgeNode ? { nodeName: surgeNode } : {}),
       priorityClassName: o.priorityClass,
       preemptionPolicy: 'Never',
       nodeSelector: { [K.pool]: poolName },
       containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '1' } } }],
     },
   });
-  return `reference: ${name} of ${poolName} left pending, its placeholder Pending`;
+  return surgeNode
+    ? `reference: ${name} of ${poolName} left pending, its placeholder bound to ${surgeNode}`
+    : `reference: ${name} of ${poolName} left pending, its placeholder Pending`;
 }
