@@ -5,15 +5,13 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { parseArgs } from 'node:util';
-import { Controller } from './controller.js';
 import { close, listen, metricsHandler, parseBindAddress, probeHandler } from './http.js';
 import { KubeClient } from './kube/client.js';
 import { loadInCluster, loadKubeconfigFile, type KubeAuth } from './kube/kubeconfig.js';
-import { LeaderElector } from './leader/elector.js';
-import { apiLeaseStore } from './leader/lease-store.js';
 import { jsonLogger, type Level } from './log.js';
 import { ControllerMetrics } from './metrics.js';
 import { realClock } from './queue/clock.js';
+import { replica } from './replica.js';
 import { describeValue } from '../src/util/describe.js';
 
 export const CONTROLLER_USAGE = `  noderotation controller [--kubeconfig FILE] [--namespace node-rotation-system]
@@ -126,11 +124,12 @@ export async function runController(args: string[], io: ControllerIo): Promise<n
   const metrics = new ControllerMetrics();
   const kc = loadKubeConfig(flags.kubeconfig, io.env);
   const client = new KubeClient(kc, (method, path, status) => metrics.request(method, resourceOf(path), status));
-  // With leader election, every write of the controller passes the elector's fence (the Lease store alone
-  // writes unfenced: renewing is what keeps the fence up); without it the fence is always up.
-  let elector: LeaderElector | null = null;
-  const controller = new Controller({
-    client: flags.leaderElect ? client.fenced(() => elector?.fence() ?? false) : client,
+  let leaderLost: (why: string) => void = () => undefined;
+  const lostLeadership = new Promise<string>((resolve) => (leaderLost = resolve));
+  const replicaOfProcess = replica({
+    client,
+    leaderElect: flags.leaderElect,
+    onLostLeadership: (why) => leaderLost(why),
     clock: realClock,
     log,
     metrics,
@@ -149,7 +148,7 @@ export async function runController(args: string[], io: ControllerIo): Promise<n
       const probe = {
         healthy: () => ({ ok: true, detail: 'ok' }),
         ready: () => {
-          const h = controller.health();
+          const h = replicaOfProcess.controller.health();
           const waiting = h.filter((x) => !x.synced).map((x) => x.name);
           return waiting.length === 0
             ? { ok: true, detail: 'ok' }
@@ -167,45 +166,13 @@ export async function runController(args: string[], io: ControllerIo): Promise<n
   const stopped = new Promise<string>((resolve) => {
     void io.stopSignal.then(resolve);
   });
-  let leaderLost: (why: string) => void = () => undefined;
-  const lostLeadership = new Promise<string>((resolve) => (leaderLost = resolve));
 
   log.info('starting', { identity, namespace: flags.namespace, leaderElect: flags.leaderElect });
-  const syncing = controller.sync();
-  const startWork = (): void => {
-    metrics.leader.set(1);
-    void syncing
-      .then(() => controller.startWorking())
-      .catch((e: unknown) => log.error('could not start working', { error: String(e) }));
-  };
-  if (flags.leaderElect) {
-    elector = new LeaderElector({
-      identity,
-      store: apiLeaseStore(client, flags.namespace),
-      clock: realClock,
-      leaseDurationSeconds: 15,
-      renewDeadlineMs: 10_000,
-      retryPeriodMs: 2_000,
-      onStartedLeading: () => {
-        log.info('became the leader', { identity });
-        startWork();
-      },
-      onStoppedLeading: (why) => {
-        metrics.leader.set(0);
-        log.error('lost leadership; exiting so that only the leader writes', { why });
-        leaderLost(why);
-      },
-      log: (m, f) => log.info(m, f),
-    });
-    elector.start();
-  } else {
-    startWork();
-  }
+  replicaOfProcess.start();
 
   const reason = await Promise.race([stopped, lostLeadership.then((w) => (lost = w))]);
   log.info('stopping', { reason });
-  await controller.stop();
-  if (elector && lost === null) await elector.stop();
+  await replicaOfProcess.stop(lost !== null);
   for (const s of servers) await close(s);
   client.close();
   log.info('stopped', {});

@@ -66,7 +66,37 @@ export interface KubeApi {
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-export class KubeClient implements KubeApi {
+/**
+ * What carries requests: KubeClient's sockets, or the simulation's scheduler (test/sim/transport.ts). `gate`,
+ * when given, is called synchronously in the very turn the request is handed to the wire, with no await in
+ * between; if it throws, nothing is sent and the request rejects with what it threw.
+ */
+export interface Wire {
+  exchange<T = Json>(method: string, path: string, opts: RequestOptions, gate: (() => void) | null): Promise<T>;
+  watch(path: string, query: Query, onEvent: (type: string, object: Json) => void, signal: AbortSignal): Promise<void>;
+}
+
+/**
+ * The requests of `wire`, whose mutating ones (POST, PUT, PATCH, DELETE) are sent only while `fence()` is true:
+ * it is called synchronously right before the request goes to the wire, and a false answer rejects with
+ * NotLeader instead. Reads and watches are not fenced. The one fence of both the real client and the simulation.
+ */
+export function fencedApi(wire: Wire, fence: () => boolean): KubeApi {
+  const gate = (method: string, path: string): (() => void) | null =>
+    MUTATING.has(method)
+      ? () => {
+          if (!fence()) throw new NotLeader(method, path);
+        }
+      : null;
+  return {
+    request: <T = Json>(method: string, path: string, opts: RequestOptions = {}) =>
+      wire.exchange<T>(method, path, opts, gate(method, path)),
+    watch: (path, query, onEvent, signal) => wire.watch(path, query, onEvent, signal),
+    fenceUp: fence,
+  };
+}
+
+export class KubeClient implements KubeApi, Wire {
   private agent: { agent: https.Agent; tls: string } | null = null;
   private readonly server: URL;
 
@@ -93,21 +123,11 @@ export class KubeClient implements KubeApi {
    * a false answer rejects with NotLeader instead. Reads and watches are not fenced.
    */
   fenced(fence: () => boolean): KubeApi {
-    return {
-      request: <T = Json>(method: string, path: string, opts: RequestOptions = {}) =>
-        this.exchange<T>(method, path, opts, fence),
-      watch: (path, query, onEvent, signal) => this.watch(path, query, onEvent, signal),
-      fenceUp: fence,
-    };
+    return fencedApi(this, fence);
   }
 
-  private async exchange<T>(
-    method: string,
-    path: string,
-    opts: RequestOptions,
-    fence: (() => boolean) | null,
-  ): Promise<T> {
-    const res = await this.send(method, path, opts, fence);
+  async exchange<T = Json>(method: string, path: string, opts: RequestOptions, gate: (() => void) | null): Promise<T> {
+    const res = await this.send(method, path, opts, gate);
     const text = await readAll(res);
     this.observe?.(method, path, res.statusCode ?? 0);
     if ((res.statusCode ?? 0) >= 300) throw apiError(res.statusCode ?? 0, text);
@@ -146,7 +166,7 @@ export class KubeClient implements KubeApi {
     method: string,
     path: string,
     opts: RequestOptions,
-    fence: (() => boolean) | null = null,
+    gate: (() => void) | null = null,
   ): Promise<http.IncomingMessage> {
     const url = new URL(this.server.toString().replace(/\/$/, '') + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
@@ -170,9 +190,12 @@ export class KubeClient implements KubeApi {
     if (url.protocol === 'https:') options.agent = this.agentFor(options);
     const mod = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
-      // The fence: checked here, synchronously, in the same turn as the request is handed to the transport.
-      if (fence && MUTATING.has(method) && !fence()) {
-        reject(new NotLeader(method, path));
+      // The fence (fencedApi's gate): checked here, synchronously, in the same turn as the request is handed to
+      // the transport.
+      try {
+        gate?.();
+      } catch (e) {
+        reject(e instanceof Error ? e : new Error(String(e)));
         return;
       }
       const req = mod.request(options, resolve);

@@ -27,11 +27,13 @@ const cpu0 = process.cpuUsage();
 const failed: number[] = [];
 let steps = 0;
 let completed = 0;
+const fence = { fenced: 0, takeovers: 0, pauses: 0, restarts: 0 };
 const reasons: Record<string, number> = {};
 for (let seed = from; seed < from + n; seed++) {
   const r = await runSeed({ seed, faults, ...(horizonMs ? { horizonMs } : {}) });
   steps += r.steps;
   completed += r.stats.completed;
+  for (const k of ['fenced', 'takeovers', 'pauses', 'restarts'] as const) fence[k] += r.stats[k];
   for (const [k, v] of Object.entries(r.stats.reasons)) reasons[k] = (reasons[k] ?? 0) + v;
   if (r.ok) continue;
   failed.push(seed);
@@ -51,4 +53,8 @@ console.log(
 );
 const paths = Object.entries(reasons).sort(([a], [b]) => a.localeCompare(b));
 console.log(`events by reason (the paths taken): ${paths.map(([k, v]) => `${k} ${v}`).join(', ')}`);
+console.log(
+  `replicas: ${fence.restarts} killed, ${fence.pauses} paused, ${fence.takeovers} Lease takeovers, ` +
+    `${fence.fenced} writes refused by the fence`,
+);
 process.exit(failed.length > 0 ? 1 : 0);

@@ -181,6 +181,38 @@ describe('S3: nothing an operator set is taken away', () => {
   });
 });
 
+describe('S4: only the Lease holder’s writes are applied', () => {
+  const LEASES = 'coordination.k8s.io/v1/leases';
+  const NS = 'ns';
+  const lease = { namespace: NS, name: 'l' };
+  const held = (holder: string): Obj => ({ metadata: { name: 'l', namespace: NS }, spec: { holderIdentity: holder } });
+  const judge = (log: Log) =>
+    new Invariants((a) => a.startsWith('controller#'), undefined, lease).check(log.writes).map((v) => v.invariant);
+  const holds = (log: Log, holder: string): Log => log.write(holder, LEASES, 'l', held(holder), undefined, NS);
+
+  it('holds for writes of the holder, and across a takeover', () => {
+    const log = holds(world(), CTL).patch(CTL, POOLS, 'p', { [K.active]: 'c1' });
+    holds(log, 'controller#2').patch('controller#2', POOLS, 'p', { [K.active]: null });
+    expect(judge(log)).toEqual([]);
+  });
+  it('fails for a write that reaches the apiserver after another replica took the Lease over', () => {
+    const log = holds(world(), CTL).patch(CTL, POOLS, 'p', { [K.active]: 'c1' });
+    holds(log, 'controller#2').patch(CTL, CLAIMS, 'c1', { [K.state]: 'pending' });
+    expect(judge(log)).toEqual(['S4']);
+  });
+  it('fails for a write before any replica holds the Lease, and after it was released', () => {
+    expect(judge(world().patch(CTL, POOLS, 'p', { [K.active]: 'c1' }))).toEqual(['S4']);
+    const released = holds(world(), CTL).write(CTL, LEASES, 'l', held(''), undefined, NS);
+    expect(judge(released.patch(CTL, POOLS, 'p', { [K.active]: 'c1' }))).toEqual(['S4']);
+  });
+  it('does not judge the Lease writes themselves, nor others’ writes, nor runs without leader election', () => {
+    const log = holds(world(), CTL).write('controller#2', LEASES, 'l', held('controller#2'), undefined, NS);
+    log.patch('operator', POOLS, 'p', { freeze: 'x' });
+    expect(judge(log)).toEqual([]);
+    expect(which(world().patch(CTL, POOLS, 'p', { [K.active]: 'c1' }))).toEqual([]);
+  });
+});
+
 describe('liveness', () => {
   const clean: EndState = {
     pools: [{ metadata: { name: 'p', annotations: { 'noderotation.io/last-rotation-at': 'x' } } }],

@@ -9,6 +9,10 @@
 //      `surge-claim` names it and its own `surge-for` names the candidate);
 //  S3  nothing an operator set is taken away by the controller: an annotation the operator wrote keeps its
 //      value through every controller write, and so does a cordon (spec.unschedulable) the operator set.
+//  S4  fenced by leadership (when the run elects a leader): every write of a controller replica other than to
+//      the Lease itself is applied only while the Lease names that replica as its holder — judged at the
+//      moment the write reached the apiserver, so a write sent before a pause and applied after another
+//      replica took over breaks it.
 // Liveness (faults off, at the end): no anchor, no rotation state in flight, no placeholder, no marker of ours
 // on a Node, and every claim due at the start replaced or rolled back.
 import type { Obj, Write } from './apiserver.js';
@@ -27,11 +31,12 @@ export const K = {
 
 const CLAIMS = 'karpenter.sh/v1/nodeclaims';
 const POOLS = 'karpenter.sh/v1/nodepools';
+const LEASES = 'coordination.k8s.io/v1/leases';
 /** The cordon, tracked like an annotation. */
 const CORDON = 'spec.unschedulable';
 
 export interface Violation {
-  invariant: 'S1' | 'S2' | 'S3' | 'liveness';
+  invariant: 'S1' | 'S2' | 'S3' | 'S4' | 'liveness';
   /** The write that broke it (its place in the write log). */
   seq?: number;
   message: string;
@@ -54,6 +59,8 @@ export class Invariants {
   constructor(
     private readonly isController: (actor: string) => boolean,
     private readonly isOperator: (actor: string) => boolean = (a) => a === 'operator',
+    /** The Lease the replicas elect their leader on (S4 is checked only then); each replica's identity is its actor. */
+    private readonly lease?: { namespace: string; name: string },
   ) {}
 
   /** Judges the writes not seen yet; returns the violations they added. */
@@ -78,6 +85,17 @@ export class Invariants {
     if (!this.isController(w.actor)) return out;
     const v = (invariant: Violation['invariant'], message: string): void =>
       void out.push({ invariant, seq: w.seq, message: `${message} (write #${w.seq} by ${w.actor})` });
+    if (this.lease && w.resource !== LEASES) {
+      const spec = this.obj(LEASES, this.lease.name, this.lease.namespace)?.spec as
+        { holderIdentity?: string } | undefined;
+      const holder = spec?.holderIdentity ?? '';
+      if (holder !== w.actor)
+        v(
+          'S4',
+          `${w.verb} of ${w.resource}${w.subresource ? `/${w.subresource}` : ''} ${w.name} applied while the ` +
+            `Lease's holder is ${holder === '' ? 'nobody' : holder}`,
+        );
+    }
     if (w.resource === CLAIMS && w.verb === 'delete') {
       const claim = w.before;
       const pool = claim?.metadata.labels?.[K.pool] ?? '';

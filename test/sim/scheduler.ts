@@ -84,11 +84,15 @@ export class Scheduler {
   private steps = 0;
   private tasks: Task[] = [];
   private readonly trace: Step[] = [];
+  /** Per process: how far its wall clock is off (clock jumps); its monotonic clock never is. */
+  private readonly wallOffset = new Map<string, number>();
+  /** Per process: paused (SIGSTOP) until this virtual instant; none of its tasks runs before. */
+  private readonly pausedUntil = new Map<string, number>();
 
   constructor(
     private readonly rng: Rng,
     start: number,
-    private readonly traceSize = 400,
+    private readonly traceSize = 1000,
   ) {
     this.t = start;
   }
@@ -119,8 +123,8 @@ export class Scheduler {
   /** The Clock a process sees: its timers are tasks of its own, dropped when it is killed. */
   clock(owner: string): Clock {
     return {
-      now: () => this.t,
-      // Virtual time has no jumps yet: the monotonic reading is the same instant.
+      // The wall clock may jump (jumpWall); the monotonic reading is virtual time itself.
+      now: () => this.t + (this.wallOffset.get(owner) ?? 0),
       mono: () => this.t,
       after: (ms: number, fn: () => void): Timer => {
         const task: Task = {
@@ -138,6 +142,37 @@ export class Scheduler {
     };
   }
 
+  /** Steps the wall clock `owner` reads by `ms` (either sign), as an NTP step or `date -s` does. */
+  jumpWall(owner: string, ms: number): void {
+    this.wallOffset.set(owner, (this.wallOffset.get(owner) ?? 0) + ms);
+  }
+
+  /** The wall clock `owner` reads is right again. */
+  resetWall(owner: string): void {
+    this.wallOffset.delete(owner);
+  }
+
+  wallOffsetOf(owner: string): number {
+    return this.wallOffset.get(owner) ?? 0;
+  }
+
+  /**
+   * Pauses `owner` for `ms` (SIGSTOP, a long GC): none of its tasks — answers, watch events, timers — runs
+   * before; its requests already on the wire (owner "… (wire)") still arrive. Time goes on for its clocks.
+   */
+  pause(owner: string, ms: number): void {
+    this.pausedUntil.set(owner, Math.max(this.pausedUntil.get(owner) ?? 0, this.t + ms));
+  }
+
+  isPaused(owner: string): boolean {
+    return (this.pausedUntil.get(owner) ?? -Infinity) > this.t;
+  }
+
+  /** When a task may run: its own instant, or its process's resumption. */
+  private due(x: Task): number {
+    return Math.max(x.at, this.pausedUntil.get(x.owner) ?? -Infinity);
+  }
+
   /** Drops every task of `owner` (a killed process): its answers never arrive, its timers never fire. */
   kill(owner: string): void {
     for (const t of this.tasks) if (t.owner === owner) t.live = false;
@@ -152,7 +187,7 @@ export class Scheduler {
     if (this.tasks.length === 0) return null;
     let runnable = this.runnable();
     if (runnable.length === 0) {
-      const next = Math.min(...this.tasks.map((x) => x.at));
+      const next = Math.min(...this.tasks.map((x) => this.due(x)));
       if (next > until) return null;
       this.t = next;
       runnable = this.runnable();
@@ -170,7 +205,7 @@ export class Scheduler {
     let firstTimer: Task | undefined;
     const out: Task[] = [];
     for (const x of this.tasks) {
-      if (x.at > this.t) continue;
+      if (this.due(x) > this.t) continue;
       if (!x.timer) out.push(x);
       else if (!firstTimer || x.at < firstTimer.at || (x.at === firstTimer.at && x.seq < firstTimer.seq))
         firstTimer = x;

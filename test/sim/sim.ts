@@ -2,18 +2,43 @@
 // Controller over the in-process apiserver, the world models, and the faults asked for — active during the
 // first half of the run and stopped for the second, so that every run ends with the liveness check. The
 // invariants are checked after every step; the first violation ends the run.
-import { Controller } from '../../controller/controller.js';
 import type { Logger } from '../../controller/log.js';
+import { LEASE_NAME } from '../../controller/leader/lease-store.js';
 import { ControllerMetrics } from '../../controller/metrics.js';
+import { LEASE_DURATION_SECONDS, replica, type Replica } from '../../controller/replica.js';
 import { ApiServer, type Obj } from './apiserver.js';
 import { Invariants, liveness, type EndState, type Violation } from './invariants.js';
 import { CLAIMS, NODES, POOLS, World, type App } from './models/karpenter.js';
 import { Operator } from './models/operator.js';
+import { leaveReferenceState } from './models/reference.js';
 import { Rng, Scheduler, settle } from './scheduler.js';
 import { NO_FAULTS, SimTransport, type TransportFaults } from './transport.js';
 
-export const FAULTS = ['errors', 'conflicts', 'lost', 'cuts', 'gone', 'delays', 'restarts', 'operators'] as const;
+export const FAULTS = [
+  'errors',
+  'conflicts',
+  'lost',
+  'cuts',
+  'gone',
+  'delays',
+  'restarts',
+  'operators',
+  'hung',
+  'invalid',
+  'clockjumps',
+  'pauses',
+  'replicas',
+  'foreign',
+] as const;
 export type Fault = (typeof FAULTS)[number];
+
+interface Proc {
+  owner: string;
+  transport: SimTransport;
+  replica: Replica;
+  /** Killed, or exited. */
+  gone: boolean;
+}
 
 export interface SimOptions {
   seed: number;
@@ -37,6 +62,10 @@ export interface SimResult {
     completed: number;
     restarts: number;
     controllerWrites: number;
+    /** Writes the leadership fence refused; Lease takeovers from another holder; replicas paused. */
+    fenced: number;
+    takeovers: number;
+    pauses: number;
     /** The controller's Events by reason: which paths the run took (RotationCompleted, GovernanceLost, …). */
     reasons: Record<string, number>;
   };
@@ -61,7 +90,9 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
   const horizon = o.horizonMs ?? 3 * HOUR;
   const maxSteps = o.maxSteps ?? 200_000;
   const root = Rng.of(o.seed);
-  const [schedRng, worldRng, netRng, faultRng, mathRng, setupRng, opRng] = Array.from({ length: 7 }, () => root.fork());
+  const [schedRng, worldRng, netRng, faultRng, mathRng, setupRng, opRng, refRng] = Array.from({ length: 8 }, () =>
+    root.fork(),
+  );
   const sched = new Scheduler(schedRng as Rng, T0);
   const server = new ApiServer({ now: () => sched.now, random: (worldRng as Rng).next });
   const log: string[] = [];
@@ -80,25 +111,66 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
           lostAnswers: faults.has('lost') ? 0.03 : 0,
           cuts: faults.has('cuts') ? 0.05 : 0,
           delayMs: faults.has('delays') ? 5_000 : 0,
+          hung: faults.has('hung') ? 0.01 : 0,
+          invalid: faults.has('invalid') ? 0.03 : 0,
         };
 
   const world = new World(server, sched, worldRng as Rng);
   const resyncMs = (setupRng as Rng).pick([60_000, 600_000]);
   const due = setup(server, world, setupRng as Rng);
-  const invariants = new Invariants((a) => a.startsWith(CONTROLLER));
+  const invariants = new Invariants(
+    (a) => a.startsWith(CONTROLLER),
+    (a) => a === 'operator',
+    { namespace: NS, name: LEASE_NAME },
+  );
+  if (faults.has('foreign'))
+    note(
+      leaveReferenceState(server, refRng as Rng, {
+        namespace: NS,
+        now: T0,
+        priorityClass: PRIORITY_CLASS,
+        register: (claim, pool) => world.register(claim, pool, true),
+      }),
+    );
   if (faults.has('operators')) new Operator(server, sched, opRng as Rng, NS).start(faultsUntil);
 
   // The reflector's watch timeout is drawn with Math.random: seeded for the run.
   const realRandom = Math.random;
   Math.random = (mathRng as Rng).next;
+  // The replicas, as deployed (--leader-elect): each runs the real elector and Controller, wired as main.ts
+  // wires them (controller/replica.ts), over a transport of its own. A replica that loses leadership exits, and
+  // is restarted as the kubelet restarts a container; `restarts` kills one at a random step.
+  const replicas = faults.has('replicas') ? 2 : 1;
   let proc = 0;
   let restarts = 0;
-  let current: { ctl: Controller; transport: SimTransport; owner: string } | null = null;
-  const startProcess = (): void => {
+  let pauses = 0;
+  const procs: Proc[] = [];
+  const transports: SimTransport[] = [];
+  const restartLater = (): void =>
+    void sched.add('world', 'restart the controller', faultRng!.int(1_000, 30_000), startProcess);
+  const kill = (p: Proc, why: string): void => {
+    if (p.gone) return;
+    p.gone = true;
+    sched.kill(p.owner);
+    p.transport.kill();
+    procs.splice(procs.indexOf(p), 1);
+    note(`${p.owner} ${why}`);
+    restartLater();
+  };
+  function startProcess(): void {
     const owner = `${CONTROLLER}${++proc}`;
     const transport = new SimTransport(server, sched, netRng as Rng, owner, netFaults);
-    const ctl = new Controller({
+    transports.push(transport);
+    const p: Proc = { owner, transport, gone: false, replica: null as unknown as Replica };
+    p.replica = replica({
       client: transport,
+      leaderElect: true,
+      // The process exits (main.ts returns 1) once its controller has stopped.
+      onLostLeadership: () =>
+        void p.replica.stop(true).then(
+          () => kill(p, 'exited: it lost leadership'),
+          (e: unknown) => kill(p, `exited: it lost leadership (stop failed: ${String(e)})`),
+        ),
       clock: sched.clock(owner),
       log: simLogger(owner, note),
       metrics: new ControllerMetrics(),
@@ -110,12 +182,9 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
       // The flag's default (600 s), so that the engine's own wake-ups (requeueAt) carry the run, or a short one.
       resyncMs,
     });
-    current = { ctl, transport, owner };
-    ctl
-      .sync()
-      .then(() => ctl.startWorking())
-      .catch((e: unknown) => note(`${owner} could not start: ${String(e)}`));
-  };
+    procs.push(p);
+    p.replica.start();
+  }
   const endState = (): EndState => ({
     pools: server.list('karpenter.sh/v1/nodepools'),
     claims: server.list('karpenter.sh/v1/nodeclaims'),
@@ -125,48 +194,75 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
   });
   const violations: Violation[] = [];
   try {
-    startProcess();
-    let steps = 0;
-    while (steps < maxSteps) {
+    for (let i = 0; i < replicas; i++) startProcess();
+    let stepsRun = 0;
+    let clocksRight = false;
+    while (stepsRun < maxSteps) {
       const step = sched.step(T0 + horizon);
       if (!step) break;
-      steps++;
+      stepsRun++;
       await settle();
       violations.push(...invariants.check(server.writes));
       if (violations.length > 0) break;
-      if (!live() && steps % 50 === 0 && liveness(endState()).length === 0) break;
-      if (live() && faults.has('gone') && faultRng!.chance(0.002)) {
+      if (!live()) {
+        if (!clocksRight) {
+          clocksRight = true;
+          for (const p of procs) sched.resetWall(p.owner);
+        }
+        if (stepsRun % 50 === 0 && liveness(endState()).length === 0) break;
+        continue;
+      }
+      if (faults.has('gone') && faultRng!.chance(0.002)) {
         server.compact();
         note('fault: the apiserver compacted its watch history');
       }
-      if (live() && faults.has('restarts') && restarts < 3 && faultRng!.chance(0.002) && current) {
-        const dead: { transport: SimTransport; owner: string } = current;
-        sched.kill(dead.owner);
-        dead.transport.kill();
+      if (faults.has('restarts') && restarts < 3 && faultRng!.chance(0.002) && procs.length > 0) {
         restarts++;
-        note(`fault: ${dead.owner} killed at step ${step.n} (after "${step.label}")`);
-        sched.add('world', 'restart the controller', faultRng!.int(1_000, 30_000), startProcess);
-        current = null;
+        kill(faultRng!.pick(procs), `killed at step ${step.n} (after "${step.label}")`);
+      }
+      if (faults.has('clockjumps') && faultRng!.chance(0.002) && procs.length > 0) {
+        const p = faultRng!.pick(procs);
+        const ms = faultRng!.pick([-1, 1]) * faultRng!.int(1, 5 * 60) * 1_000;
+        sched.jumpWall(p.owner, ms);
+        const off = sched.wallOffsetOf(p.owner) / 1000;
+        note(`fault: the wall clock of ${p.owner} jumps ${ms / 1000} s (now off by ${off} s)`);
+      }
+      // A pause right after one of a replica's own steps other than the Lease's: most often in the middle of a
+      // pass, between a read and the write it decides (the case the fence is for).
+      const running = procs.find((p) => p.owner === step.owner && !step.label.includes('/leases/'));
+      if (faults.has('pauses') && pauses < 3 && running && faultRng!.chance(0.02)) {
+        pauses++;
+        // Longer than the Lease: another replica may take over meanwhile (SIGSTOP, a frozen VM).
+        const ms = LEASE_DURATION_SECONDS * 1000 + faultRng!.int(1, 60) * 1_000;
+        sched.pause(running.owner, ms);
+        note(`fault: ${running.owner} paused for ${ms / 1000} s at step ${step.n} (after "${step.label}")`);
       }
     }
-    if (violations.length === 0 && steps < maxSteps) violations.push(...liveness(endState()));
-    else if (steps >= maxSteps) violations.push({ invariant: 'liveness', message: `no end after ${maxSteps} steps` });
+    if (violations.length === 0 && stepsRun < maxSteps) violations.push(...liveness(endState()));
+    else if (stepsRun >= maxSteps)
+      violations.push({ invariant: 'liveness', message: `no end after ${maxSteps} steps` });
     const writes = server.writes;
+    // The Lease's traffic (a try every 2 s per replica) is most of the steps: the trace keeps its last steps,
+    // and of its writes only those that change the holder.
+    const last = sched.lastSteps();
     const trace = [
-      ...sched
-        .lastSteps()
+      ...last
+        .filter((s, i) => !s.label.includes('/leases/') || i >= last.length - 12)
         .slice(-120)
         .map((s) => `#${s.n} ${new Date(s.at).toISOString()} [${s.owner}] ${s.label}`),
       '--- log ---',
       ...log.slice(-80),
       '--- writes ---',
-      ...writes.slice(-40).map(describeWrite),
+      ...writes
+        .filter((w) => w.resource !== LEASES || holderOf(w.before) !== holderOf(w.after))
+        .slice(-40)
+        .map(describeWrite),
     ];
     return {
       seed: o.seed,
       ok: violations.length === 0,
       violations,
-      steps,
+      steps: stepsRun,
       virtualMs: sched.now - T0,
       writes: writes.length,
       stats: {
@@ -178,6 +274,15 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
         ).length,
         restarts,
         controllerWrites: writes.filter((w) => w.actor.startsWith(CONTROLLER)).length,
+        fenced: transports.reduce((n, t) => n + t.fenced, 0),
+        takeovers: writes.filter(
+          (w) =>
+            w.resource === LEASES &&
+            !!holderOf(w.before) &&
+            !!holderOf(w.after) &&
+            holderOf(w.before) !== holderOf(w.after),
+        ).length,
+        pauses,
         reasons: reasonsOf(writes),
       },
       trace,
@@ -187,6 +292,10 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
     Math.random = realRandom;
   }
 }
+
+const LEASES = 'coordination.k8s.io/v1/leases';
+const holderOf = (o: Obj | undefined): string | undefined =>
+  (o?.spec as { holderIdentity?: string } | undefined)?.holderIdentity;
 
 function reasonsOf(writes: readonly import('./apiserver.js').Write[]): Record<string, number> {
   const out: Record<string, number> = {};

@@ -3,7 +3,15 @@
 // its answer's arrival back — so a watch event of a write may come before or after the write's own answer,
 // and a process killed in between leaves a write applied whose answer nobody reads. Each open watch delivers
 // its events in order, one task at a time. Bodies cross as JSON text, as on the wire.
-import { ApiError, type Json, type KubeApi, type Query, type RequestOptions } from '../../controller/kube/client.js';
+import {
+  ApiError,
+  NotLeader,
+  type Json,
+  type KubeApi,
+  type Query,
+  type RequestOptions,
+  type Wire,
+} from '../../controller/kube/client.js';
 import type { ApiServer, ServerWatch, Status } from './apiserver.js';
 import { StatusError } from './apiserver.js';
 import type { Rng, Scheduler } from './scheduler.js';
@@ -19,9 +27,21 @@ export interface TransportFaults {
   cuts: number;
   /** Per request: extra latency up to this many ms (0: answers within 1–50 ms). */
   delayMs: number;
+  /** Per request: it hangs — never applied, never answered — until the client's own timeout (30 s). */
+  hung: number;
+  /** Per write: answered 422 Invalid without being applied. */
+  invalid: number;
 }
 
-export const NO_FAULTS: TransportFaults = { errors: 0, conflicts: 0, lostAnswers: 0, cuts: 0, delayMs: 0 };
+export const NO_FAULTS: TransportFaults = {
+  errors: 0,
+  conflicts: 0,
+  lostAnswers: 0,
+  cuts: 0,
+  delayMs: 0,
+  hung: 0,
+  invalid: 0,
+};
 
 const BOOKMARK_EVERY_MS = 60_000;
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -29,7 +49,7 @@ const REQUEST_TIMEOUT_MS = 30_000;
 const abortError = (): Error => Object.assign(new Error('This operation was aborted'), { name: 'AbortError' });
 const wire = <T>(v: unknown): T => (v === undefined ? ({} as T) : (JSON.parse(JSON.stringify(v)) as T));
 
-export class SimTransport implements KubeApi {
+export class SimTransport implements KubeApi, Wire {
   private readonly owner: string;
   private readonly open = new Set<ServerWatch>();
 
@@ -45,8 +65,10 @@ export class SimTransport implements KubeApi {
   }
 
   private dead = false;
+  /** Writes the fence refused (NotLeader): nothing sent. */
+  fenced = 0;
 
-  /** Unfenced: the simulation runs one replica without leader election (its elector is not modelled yet). */
+  /** Unfenced, as KubeClient: the replica's writes go through `fencedApi` over this wire (controller/replica.ts). */
   fenceUp(): boolean {
     return true;
   }
@@ -68,8 +90,19 @@ export class SimTransport implements KubeApi {
   }
 
   request<T = Json>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    return this.exchange<T>(method, path, opts, null);
+  }
+
+  /** A request; `gate` (the fence) runs in the turn it is handed to the wire, as in KubeClient. */
+  exchange<T = Json>(method: string, path: string, opts: RequestOptions, gate: (() => void) | null): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (opts.signal?.aborted) return reject(abortError());
+      try {
+        gate?.();
+      } catch (e) {
+        if (e instanceof NotLeader) this.fenced++;
+        return reject(e instanceof Error ? e : new Error(String(e)));
+      }
       let answered = false;
       const onAbort = (): void => {
         if (answered) return;
@@ -96,6 +129,16 @@ export class SimTransport implements KubeApi {
           const reason = code === 429 ? 'TooManyRequests' : 'InternalError';
           return answer(`← ${code} (injected) ${what}`, this.latency(), () =>
             reject(new ApiError(code, reason, `injected ${reason}`)),
+          );
+        }
+        if (this.rng.chance(f.hung)) {
+          return answer(`← hung (never applied) ${what}`, REQUEST_TIMEOUT_MS, () =>
+            reject(new Error(`${method} ${path}: timed out`)),
+          );
+        }
+        if (write && this.rng.chance(f.invalid)) {
+          return answer(`← 422 (injected) ${what}`, this.latency(), () =>
+            reject(new ApiError(422, 'Invalid', `injected Invalid: ${method} ${path} is invalid`)),
           );
         }
         if (write && preconditioned && this.rng.chance(f.conflicts)) {
