@@ -1,23 +1,16 @@
-// The function's protobuf work alone, in one process: functions/codec.ts against protobuf-es's generated
-// descriptors with its reflective toBinary/fromBinary, on the steady-state request and the response for N
-// NodePools (the benchmark's plan, functions/fixtures.ts). The figures behind keeping codec.ts
-// (docs/function.md, "Why a codec of our own").
+// The function's protobuf work alone, in one process: the official SDK's generated messages (ts-proto,
+// @crossplane-org/function-sdk-typescript) decoding the steady-state request and encoding the response for N
+// NodePools (the benchmark's plan, functions/fixtures.ts). The figures behind docs/function.md's design note
+// on the messages.
 //
 //   node --import tsx bench/function-codec.ts [N ...]      # default: 10 100 500
 //
 // Every loop is bounded (200 timed iterations after 30 warm-up ones).
 import os from 'node:os';
-import { create, fromBinary, toBinary, type JsonObject } from '@bufbuild/protobuf';
-import { decode, encode } from '../functions/codec.js';
-import { scaledPlan } from '../functions/fixtures.js';
-import {
-  RunFunctionRequestSchema,
-  RunFunctionResponseSchema,
-  StateSchema,
-  type RunFunctionRequest,
-} from '../functions/generated/fn/v1/run_function_pb.js';
+import { RunFunctionRequest, RunFunctionResponse, State } from '@crossplane-org/function-sdk-typescript';
 import { planRequest } from '../functions/request.js';
 import { run } from '../functions/run.js';
+import { scaledPlan } from '../functions/fixtures.js';
 
 const ITERATIONS = 200;
 const WARM_UP = 30;
@@ -40,32 +33,21 @@ function time(f: () => unknown): { p50: number; cpu: number } {
   return { p50: samples[ITERATIONS / 2] as number, cpu: (cpu.user + cpu.system) / 1000 / ITERATIONS };
 }
 
-/** Reads what run() reads of a decoded request: the composite and every NodePool. */
-function touch(req: RunFunctionRequest): void {
-  void req.observed?.composite?.resource;
-  for (const item of req.requiredResources.nodepools?.items ?? []) void item.resource;
-}
-
 function measure(n: number): string[] {
   const { xr, pools } = scaledPlan(n);
   const env = { calendarStart: Date.parse('2027-01-04T00:00:00Z') };
   const computed = run(planRequest({ composite: xr, nodePools: pools }), env);
   const req = planRequest({ composite: xr, nodePools: pools });
-  req.observed = create(StateSchema, {
+  req.observed = State.fromPartial({
     composite: { resource: xr },
     resources: Object.fromEntries(
-      Object.entries(computed.desired?.resources ?? {}).map(([k, r]) => [k, { resource: r.resource as JsonObject }]),
+      Object.entries(computed.desired?.resources ?? {}).map(([k, r]) => [k, { resource: r.resource }]),
     ),
   });
-  const reqBytes = toBinary(RunFunctionRequestSchema, req);
-  // An unfrozen copy: the response as computed afresh (after a plan edit), no memoised bytes to reuse.
-  const fresh = fromBinary(RunFunctionResponseSchema, toBinary(RunFunctionResponseSchema, computed));
+  const reqBytes = RunFunctionRequest.encode(req).finish();
   const rows: [string, { p50: number; cpu: number }][] = [
-    ['decode request, protobuf-es fromBinary', time(() => fromBinary(RunFunctionRequestSchema, reqBytes))],
-    ['decode request, codec.ts, the parts run() reads', time(() => touch(decode(RunFunctionRequestSchema, reqBytes)))],
-    ['encode response, protobuf-es toBinary', time(() => toBinary(RunFunctionResponseSchema, fresh))],
-    ['encode response, codec.ts (after a plan edit)', time(() => encode(RunFunctionResponseSchema, fresh))],
-    ['encode response, codec.ts (steady state, memoised)', time(() => encode(RunFunctionResponseSchema, computed))],
+    ['decode request, RunFunctionRequest.decode', time(() => RunFunctionRequest.decode(reqBytes))],
+    ['encode response, RunFunctionResponse.encode', time(() => RunFunctionResponse.encode(computed).finish())],
   ];
   const kib = (b: number): string => (b / 1024).toFixed(0);
   return rows.map(

@@ -16,16 +16,9 @@ import { connect, createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { create, type JsonObject } from '@bufbuild/protobuf';
-import { decode, encode } from '../functions/codec.js';
+import { RunFunctionRequest, RunFunctionResponse, State } from '@crossplane-org/function-sdk-typescript';
 import { rawFunctionClient } from '../functions/client.js';
 import { scaledPlan } from '../functions/fixtures.js';
-import {
-  RunFunctionRequestSchema,
-  RunFunctionResponseSchema,
-  StateSchema,
-  type RunFunctionResponse,
-} from '../functions/generated/fn/v1/run_function_pb.js';
 import { planRequest } from '../functions/request.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -125,18 +118,17 @@ async function steadyRequest(ours: Served, n: number): Promise<Uint8Array> {
   const { xr, pools } = scaledPlan(n);
   const client = rawFunctionClient(`127.0.0.1:${ours.port}`);
   try {
-    const first = decode<RunFunctionResponse>(
-      RunFunctionResponseSchema,
-      await client.call(encode(RunFunctionRequestSchema, planRequest({ composite: xr, nodePools: pools }))),
+    const first = RunFunctionResponse.decode(
+      await client.call(RunFunctionRequest.encode(planRequest({ composite: xr, nodePools: pools })).finish()),
     );
     const req = planRequest({ composite: xr, nodePools: pools });
-    req.observed = create(StateSchema, {
+    req.observed = State.fromPartial({
       composite: { resource: xr },
       resources: Object.fromEntries(
-        Object.entries(first.desired?.resources ?? {}).map(([k, r]) => [k, { resource: r.resource as JsonObject }]),
+        Object.entries(first.desired?.resources ?? {}).map(([k, r]) => [k, { resource: r.resource }]),
       ),
     });
-    return encode(RunFunctionRequestSchema, req);
+    return RunFunctionRequest.encode(req).finish();
   } finally {
     client.close();
   }
@@ -147,7 +139,7 @@ async function checkAnswers(s: Served, request: Uint8Array, n: number): Promise<
   const client = rawFunctionClient(`127.0.0.1:${s.port}`);
   try {
     const bytes = await client.call(request);
-    const rsp = decode<RunFunctionResponse>(RunFunctionResponseSchema, bytes);
+    const rsp = RunFunctionResponse.decode(bytes);
     const count = Object.keys(rsp.desired?.resources ?? {}).length;
     if (count !== n) throw new Error(`${s.name}: ${count} desired resources for ${n} NodePools`);
     return bytes.length;
@@ -176,9 +168,9 @@ function ghz(tool: string, s: Served, file: string, calls: number, concurrency: 
     [
       '--insecure',
       '--proto',
-      join(ROOT, 'functions', 'proto', 'fn', 'v1', 'run_function.proto'),
+      join(ROOT, 'bench', 'ghz', 'proto', 'fn', 'v1', 'run_function.proto'),
       '--import-paths',
-      join(ROOT, 'functions', 'proto'),
+      join(ROOT, 'bench', 'ghz', 'proto'),
       '--call',
       METHOD,
       '--binary-file',

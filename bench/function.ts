@@ -14,15 +14,8 @@
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import { join } from 'node:path';
-import { create, type JsonObject } from '@bufbuild/protobuf';
-import { decode, encode } from '../functions/codec.js';
+import { RunFunctionRequest, RunFunctionResponse, State } from '@crossplane-org/function-sdk-typescript';
 import { scaledPlan } from '../functions/fixtures.js';
-import {
-  RunFunctionRequestSchema,
-  RunFunctionResponseSchema,
-  StateSchema,
-  type RunFunctionResponse,
-} from '../functions/generated/fn/v1/run_function_pb.js';
 import { planRequest } from '../functions/request.js';
 import { rawFunctionClient } from '../functions/client.js';
 
@@ -68,10 +61,10 @@ async function startServer(): Promise<{ port: number; metricsPort: number; stop:
   };
 }
 
-const bytes = (r: ReturnType<typeof planRequest>): Buffer => Buffer.from(encode(RunFunctionRequestSchema, r));
+const bytes = (r: RunFunctionRequest): Buffer => Buffer.from(RunFunctionRequest.encode(r).finish());
 
 function check(rsp: Buffer, n: number): RunFunctionResponse {
-  const decoded = decode<RunFunctionResponse>(RunFunctionResponseSchema, rsp);
+  const decoded = RunFunctionResponse.decode(rsp);
   const policies = Object.keys(decoded.desired?.resources ?? {}).length;
   if (policies !== n)
     throw new Error(`expected ${n} policies, got ${policies}: ${decoded.results.map((r) => r.message).join('; ')}`);
@@ -128,10 +121,10 @@ async function main(): Promise<void> {
       const first = check(firstRsp, n);
       // Steady state, as Crossplane polls: same plan and NodePools, the composed RotationPolicies observed.
       const steadyRequest = planRequest({ composite: xr, nodePools: pools });
-      steadyRequest.observed = create(StateSchema, {
+      steadyRequest.observed = State.fromPartial({
         composite: { resource: xr },
         resources: Object.fromEntries(
-          Object.entries(first.desired?.resources ?? {}).map(([k, r]) => [k, { resource: r.resource as JsonObject }]),
+          Object.entries(first.desired?.resources ?? {}).map(([k, r]) => [k, { resource: r.resource }]),
         ),
       });
       const steady = bytes(steadyRequest);

@@ -221,7 +221,7 @@ describe('noderotation function', () => {
     );
     client.close();
     expect(Object.keys(rsp.desired?.resources ?? {})).toEqual(['rotationpolicy-general']);
-    expect(rsp.meta?.ttl).toMatchObject({ seconds: 120n, nanos: 0 }); // --response-ttl 2m
+    expect(rsp.meta?.ttl).toMatchObject({ seconds: 120, nanos: 0 }); // --response-ttl 2m
     stop('SIGTERM');
     expect(await running).toBe(0);
     const lines = err

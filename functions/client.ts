@@ -1,5 +1,5 @@
 // A small gRPC client for the function, as Crossplane would call it: for the tests, the benchmark and
-// debugging a running function. Same service definitions as the server, so same wire names and codec.
+// debugging a running function. Same service definitions as the server, so same wire names and messages.
 import {
   credentials as grpcCredentials,
   makeGenericClientConstructor,
@@ -9,13 +9,8 @@ import {
   type ServiceDefinition,
   type ServiceError,
 } from '@grpc/grpc-js';
-import type { RunFunctionRequest, RunFunctionResponse } from './generated/fn/v1/run_function_pb.js';
-import { create } from '@bufbuild/protobuf';
-import {
-  HealthCheckRequestSchema,
-  type HealthCheckRequest,
-  type HealthCheckResponse,
-} from './generated/grpc/health/v1/health_pb.js';
+import type { RunFunctionRequest, RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
+import type { HealthCheckRequest, HealthCheckResponse } from './generated/grpc/health/v1/health.js';
 import { functionRunnerService, healthService, MAX_MESSAGE_BYTES } from './service.js';
 
 type Unary<I, O> = (request: I, callback: (err: ServiceError | null, response?: O) => void) => void;
@@ -59,14 +54,8 @@ export function functionClient(
   const health = new HealthClient(target, creds, options);
   return {
     runFunction: (request, deadlineMs = 30_000) =>
-      call<RunFunctionRequest, RunFunctionResponse>(runner, 'RunFunction', request, deadlineMs),
-    check: (service = '') =>
-      call<HealthCheckRequest, HealthCheckResponse>(
-        health,
-        'Check',
-        create(HealthCheckRequestSchema, { service }),
-        10_000,
-      ),
+      call<RunFunctionRequest, RunFunctionResponse>(runner, 'runFunction', request, deadlineMs),
+    check: (service = '') => call<HealthCheckRequest, HealthCheckResponse>(health, 'check', { service }, 10_000),
     close() {
       runner.close();
       health.close();
@@ -91,8 +80,8 @@ export function rawFunctionClient(
 ): RawFunctionClient {
   const identity = (b: Buffer): Buffer => b;
   const def = {
-    RunFunction: {
-      ...(functionRunnerService.RunFunction as ServiceDefinition[string]),
+    runFunction: {
+      ...(functionRunnerService.runFunction as ServiceDefinition[string]),
       requestSerialize: identity,
       requestDeserialize: identity,
       responseSerialize: identity,
@@ -107,7 +96,7 @@ export function rawFunctionClient(
   });
   return {
     call: (request, deadlineMs = 30_000) =>
-      call<Buffer, Buffer>(client, 'RunFunction', Buffer.from(request), deadlineMs),
+      call<Buffer, Buffer>(client, 'runFunction', Buffer.from(request), deadlineMs),
     close: () => client.close(),
   };
 }

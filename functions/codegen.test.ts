@@ -1,3 +1,5 @@
+import { RunFunctionRequest, RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
+import { BinaryReader } from '@bufbuild/protobuf/wire';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -7,7 +9,7 @@ import { readSchemaFiles } from '../scripts/generate-io.js';
 import type { JsonSchema } from '../src/schema-tools/deref.js';
 import { structuralProblems } from '../src/schema-tools/transform.js';
 import { generatePackageFiles, generateProtoCode, ROOT, XRD_PATH } from './codegen.js';
-import { RunFunctionRequestSchema, RunFunctionResponseSchema } from './generated/fn/v1/run_function_pb.js';
+import { functionRunnerService } from './service.js';
 
 /** The parts of the generated XRD the test reads. */
 interface SchemaNode {
@@ -41,39 +43,51 @@ describe('generated function files', () => {
     expect(found.sort()).toEqual([...proto.keys()].sort());
   });
 
-  it('the committed run_function.proto is the upstream file of Crossplane v2.2.4, unmodified', () => {
+  it('the proto ghz calls the function with is the upstream file of Crossplane v2.2.4, unmodified', () => {
     // crossplane/crossplane proto/fn/v1/run_function.proto at v2.2.4 (identical on main when copied).
-    const text = readFileSync(join(ROOT, 'functions/proto/fn/v1/run_function.proto'));
+    const text = readFileSync(join(ROOT, 'bench/ghz/proto/fn/v1/run_function.proto'));
     expect(createHash('sha256').update(text).digest('hex')).toBe(
       '19b274c155048dfa4cb27d83b278623efb662f4f73de8c8c6d6c1feaf890b62c',
     );
   });
 
-  it('the messages carry the upstream field numbers (wire compatibility)', () => {
-    const numbers = (
-      schema: typeof RunFunctionRequestSchema | typeof RunFunctionResponseSchema,
-    ): Record<string, number> => Object.fromEntries(schema.fields.map((f) => [f.name, f.number]));
-    expect(numbers(RunFunctionRequestSchema)).toEqual({
-      meta: 1,
-      observed: 2,
-      desired: 3,
-      input: 4,
-      context: 5,
-      extra_resources: 6,
-      credentials: 7,
-      required_resources: 8,
-      required_schemas: 9,
-    });
-    expect(numbers(RunFunctionResponseSchema)).toEqual({
-      meta: 1,
-      desired: 2,
-      results: 3,
-      context: 4,
-      requirements: 5,
-      conditions: 6,
-      output: 7,
-    });
-    expect(RunFunctionRequestSchema.typeName).toBe('apiextensions.fn.proto.v1.RunFunctionRequest');
+  it("the SDK's messages carry the field numbers of Crossplane v2.2.4's proto (wire compatibility)", () => {
+    // Each field set alone (from its JSON form): the one tag on the wire is that field's number.
+    const tagOf = (bytes: Uint8Array): number => new BinaryReader(bytes).tag()[0];
+    const map = { k: {} };
+    const request: [keyof RunFunctionRequest, object][] = [
+      ['meta', { tag: 't' }],
+      ['observed', {}],
+      ['desired', {}],
+      ['input', {}],
+      ['context', {}],
+      ['extraResources', map],
+      ['credentials', map],
+      ['requiredResources', map],
+      ['requiredSchemas', map],
+    ];
+    expect(
+      request.map(([field, value]) => [
+        field,
+        tagOf(RunFunctionRequest.encode(RunFunctionRequest.fromJSON({ [field]: value })).finish()),
+      ]),
+    ).toEqual(request.map(([field], i) => [field, i + 1]));
+    const response: [keyof RunFunctionResponse, object][] = [
+      ['meta', { tag: 't' }],
+      ['desired', {}],
+      ['results', [{}]],
+      ['context', {}],
+      ['requirements', {}],
+      ['conditions', [{}]],
+      ['output', {}],
+    ];
+    expect(
+      response.map(([field, value]) => [
+        field,
+        tagOf(RunFunctionResponse.encode(RunFunctionResponse.fromJSON({ [field]: value })).finish()),
+      ]),
+    ).toEqual(response.map(([field], i) => [field, i + 1]));
+    expect(functionRunnerService.runFunction.path).toBe('/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction');
   });
 
   it('the XRD: crossplane.io/v2, cluster-scoped, structural, no spec defaults or Crossplane-owned fields', () => {

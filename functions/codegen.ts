@@ -1,5 +1,5 @@
-// Generated files of the function: the protobuf-es code from functions/proto/ (buf + protoc-gen-es, both
-// pinned in package.json), the MaintenancePlan XRD from schemas/, and the step input's CRD from input.ts.
+// Generated files of the function: the grpc.health.v1 code from functions/proto/ (buf + ts-proto, both pinned
+// in package.json), the MaintenancePlan XRD from schemas/, and the step input's CRD from input.ts.
 // `node --import tsx functions/generate.ts` writes them; functions/codegen.test.ts fails when a committed
 // copy differs.
 import { execFileSync } from 'node:child_process';
@@ -18,7 +18,7 @@ const FUNCTIONS = join(ROOT, 'functions');
 export const XRD_PATH = 'examples/crossplane/xrd.yaml';
 export const INPUT_CRD_PATH = `functions/package/input/${INPUT_GROUP}_inputs.yaml`;
 
-/** buf compiles functions/proto/ and runs protoc-gen-es; returns the files it wrote, by repository path. */
+/** buf compiles functions/proto/ and runs ts-proto; returns the files it wrote, by repository path. */
 export function generateProtoCode(): Map<string, string> {
   const out = mkdtempSync(join(tmpdir(), 'noderotation-protogen-'));
   try {

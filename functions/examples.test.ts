@@ -1,15 +1,15 @@
 // The fast, in-process counterpart of test/e2e/crossplane-render.test.ts: Crossplane's requirements loop
 // driven over loopback gRPC on the examples, checked against the same expected-output.txt that the real
 // `crossplane render` produces (minus what Crossplane itself adds), and `noderotation render` agreeing.
+import { Severity, Status } from '@crossplane-org/function-sdk-typescript';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { JsonObject } from '@bufbuild/protobuf';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { main } from '../src/cli/main.js';
 import { functionClient, type FunctionClient } from './client.js';
 import { EXAMPLES, EXAMPLES_NOW } from './examples.js';
-import { Severity, Status } from './generated/fn/v1/run_function_pb.js';
+import type { JsonObject } from './json.js';
 import { planRequest } from './request.js';
 import { startFunctionServer, type FunctionServer } from './server.js';
 import { serverCredentials } from './tls.js';
@@ -76,16 +76,19 @@ describe('examples/crossplane', () => {
       (c) => c.type === 'PlanValid',
     );
     expect(
-      rsp.conditions.map((c) => ({ type: c.type, status: Status[c.status], reason: c.reason, message: c.message })),
+      rsp.conditions.map((c) => ({
+        type: c.type,
+        status: Status[c.status].replace(/^STATUS_/, ''),
+        reason: c.reason,
+        message: c.message,
+      })),
     ).toEqual([
       { type: 'PlanValid', status: 'CONDITION_TRUE', reason: planValid?.reason, message: planValid?.message },
     ]);
     const expectedResults = expected
       .filter((d) => d.kind === 'Result')
       .map((d) => ({ severity: d.severity, message: d.message }));
-    expect(rsp.results.map((r) => ({ severity: `SEVERITY_${Severity[r.severity]}`, message: r.message }))).toEqual(
-      expectedResults,
-    );
+    expect(rsp.results.map((r) => ({ severity: Severity[r.severity], message: r.message }))).toEqual(expectedResults);
   });
 
   it('`noderotation render` prints the same RotationPolicies, sorted, and exits 0', async () => {

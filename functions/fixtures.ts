@@ -1,5 +1,5 @@
 // Shared fixtures for the function's tests and benchmark: NodePools, plan XRs and the §3.2 worked example.
-import type { JsonObject } from '@bufbuild/protobuf';
+import type { JsonObject } from './json.js';
 
 export const TOKYO_WED_SAT = { timezone: 'Asia/Tokyo', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' };
 

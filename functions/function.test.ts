@@ -1,21 +1,19 @@
 // RunFunction through a real gRPC client over loopback: the behaviour table, the requirements loop,
 // determinism, malformed input, health, metrics and the message limit (mutual TLS: tls.test.ts).
 import { status } from '@grpc/grpc-js';
-import { create, equals, toBinary, type JsonObject } from '@bufbuild/protobuf';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   Ready,
-  RequirementsSchema,
-  RunFunctionRequestSchema,
-  RunFunctionResponseSchema,
+  Requirements,
+  RunFunctionRequest,
+  RunFunctionResponse,
   Severity,
   Status,
-  type RunFunctionRequest,
-  type RunFunctionResponse,
-} from './generated/fn/v1/run_function_pb.js';
-import { HealthCheckResponse_ServingStatus as Serving } from './generated/grpc/health/v1/health_pb.js';
+} from '@crossplane-org/function-sdk-typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HealthCheckResponse_ServingStatus as Serving } from './generated/grpc/health/v1/health.js';
 import { functionClient, type FunctionClient } from './client.js';
 import { nodePool, planXr, TOKYO_WED_SAT, WORKED_EXAMPLE } from './fixtures.js';
+import type { JsonObject } from './json.js';
 import { planRequest } from './request.js';
 import { NODEPOOLS } from './run.js';
 import { startFunctionServer, type FunctionServer } from './server.js';
@@ -30,7 +28,7 @@ const EARLIER = {
   resources: {
     'earlier-bucket': {
       resource: { apiVersion: 'example.org/v1', kind: 'Bucket', metadata: { name: 'b' }, spec: { size: 3 } },
-      ready: Ready.TRUE,
+      ready: Ready.READY_TRUE,
     },
   },
 };
@@ -42,7 +40,7 @@ interface Extra {
 }
 
 function request(xr: JsonObject | undefined, pools: JsonObject[] | null, extra: Extra = {}): RunFunctionRequest {
-  return create(RunFunctionRequestSchema, {
+  return RunFunctionRequest.fromPartial({
     meta: { tag: 'tag-1' },
     observed: xr === undefined ? {} : { composite: { resource: xr } },
     desired: EARLIER,
@@ -52,7 +50,7 @@ function request(xr: JsonObject | undefined, pools: JsonObject[] | null, extra: 
 }
 
 const desiredBytes = (r: RunFunctionRequest | RunFunctionResponse): string =>
-  Buffer.from(toBinary(RunFunctionRequestSchema, create(RunFunctionRequestSchema, { desired: r.desired }))).toString(
+  Buffer.from(RunFunctionRequest.encode(RunFunctionRequest.fromPartial({ desired: r.desired })).finish()).toString(
     'hex',
   );
 
@@ -61,10 +59,14 @@ const policyOf = (rsp: RunFunctionResponse, key: string): JsonObject =>
 const annotationsOf = (rsp: RunFunctionResponse, key: string): Record<string, string> =>
   ((policyOf(rsp, key).metadata as JsonObject).annotations ?? {}) as Record<string, string>;
 const results = (rsp: RunFunctionResponse): { severity: string; reason: string | undefined; message: string }[] =>
-  rsp.results.map((r) => ({ severity: Severity[r.severity], reason: r.reason, message: r.message }));
+  rsp.results.map((r) => ({
+    severity: Severity[r.severity].replace(/^SEVERITY_/, ''),
+    reason: r.reason,
+    message: r.message,
+  }));
 const planValid = (rsp: RunFunctionResponse): { status: string; reason: string } | undefined => {
   const c = rsp.conditions.find((x) => x.type === 'PlanValid');
-  return c && { status: Status[c.status], reason: c.reason };
+  return c && { status: Status[c.status].replace(/^STATUS_/, ''), reason: c.reason };
 };
 
 /** A fatal answer: FATAL results, PlanValid False, and the desired state exactly as the request had it. */
@@ -112,7 +114,7 @@ const cases: Case[] = [
     check: (rsp) => {
       expect(results(rsp)).toEqual([]);
       expect(Object.keys(rsp.desired?.resources ?? {})).toEqual(['earlier-bucket', 'rotationpolicy-general']);
-      expect(rsp.desired?.resources['rotationpolicy-general']?.ready).toBe(Ready.TRUE);
+      expect(rsp.desired?.resources['rotationpolicy-general']?.ready).toBe(Ready.READY_TRUE);
       const policy = policyOf(rsp, 'rotationpolicy-general');
       expect(policy).toMatchObject({
         apiVersion: 'noderotation.io/v1alpha1',
@@ -158,7 +160,7 @@ const cases: Case[] = [
       expect(rsp.requirements?.resources[NODEPOOLS]).toMatchObject({
         apiVersion: 'karpenter.sh/v1',
         kind: 'NodePool',
-        match: { case: 'matchLabels', value: { labels: {} } },
+        matchLabels: { labels: {} },
       });
       expect(rsp.requirements?.resources[NODEPOOLS]?.namespace).toBeUndefined();
     },
@@ -475,33 +477,21 @@ describe('RunFunction over loopback gRPC', () => {
     const second = await client.runFunction(
       planRequest({ composite: WORKED_EXAMPLE.xr, nodePools: WORKED_EXAMPLE.pools }),
     );
-    expect(
-      equals(
-        RequirementsSchema,
-        first.requirements ?? create(RequirementsSchema),
-        second.requirements ?? create(RequirementsSchema),
-      ),
-    ).toBe(true);
-    expect(Buffer.from(toBinary(RequirementsSchema, second.requirements ?? create(RequirementsSchema)))).toEqual(
-      Buffer.from(toBinary(RequirementsSchema, first.requirements ?? create(RequirementsSchema))),
-    );
+    const requirementBytes = (r: RunFunctionResponse): Buffer =>
+      Buffer.from(Requirements.encode(r.requirements ?? Requirements.create()).finish());
+    expect(second.requirements).toEqual(first.requirements);
+    expect(requirementBytes(second)).toEqual(requirementBytes(first));
     expect(Object.keys(second.desired?.resources ?? {})).toEqual(['rotationpolicy-general']);
     // Even a failing call keeps asking for the same thing.
     const failing = await client.runFunction(planRequest({ composite: planXr({}), nodePools: [] }));
-    expect(
-      equals(
-        RequirementsSchema,
-        failing.requirements ?? create(RequirementsSchema),
-        first.requirements ?? create(RequirementsSchema),
-      ),
-    ).toBe(true);
+    expect(failing.requirements).toEqual(first.requirements);
   });
 
   it('is deterministic: identical requests give byte-identical responses, whatever the NodePools order', async () => {
     const pools = [nodePool('c', { labels: { a: '1' } }), nodePool('a'), nodePool('b', { tgp: null })];
     const req = request(planXr({ defaults: { maintenanceWindows: [TOKYO_WED_SAT], minRotationChances: 1 } }), pools);
     const bytes = async (r: RunFunctionRequest): Promise<Buffer> =>
-      Buffer.from(toBinary(RunFunctionResponseSchema, await client.runFunction(r)));
+      Buffer.from(RunFunctionResponse.encode(await client.runFunction(r)).finish());
     const one = await bytes(req);
     expect(await bytes(req)).toEqual(one);
     const shuffled = request(

@@ -1,4 +1,4 @@
-// Regenerates the function's generated files (protobuf-es code, the XRD, the input CRD). Run from the
+// Regenerates the function's generated files (ts-proto code, the XRD, the input CRD). Run from the
 // repository root: `node --import tsx functions/generate.ts` (part of `npm run generate`).
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -6,7 +6,7 @@ import { readSchemaFiles } from '../scripts/generate-io.js';
 import { generatePackageFiles, generateProtoCode, ROOT } from './codegen.js';
 
 const proto = generateProtoCode();
-// protoc-gen-es owns functions/generated/ entirely: clear it so a removed .proto leaves no orphan behind.
+// ts-proto owns functions/generated/ entirely: clear it so a removed .proto leaves no orphan behind.
 rmSync(join(ROOT, 'functions', 'generated'), { recursive: true, force: true });
 for (const [path, content] of [...proto, ...generatePackageFiles(readSchemaFiles())]) {
   const full = join(ROOT, path);

@@ -1,6 +1,6 @@
 // The optional step input of function-noderotation (the `input:` block of its pipeline step). One schema,
 // used both to check the input at run time and to generate the documenting CRD in functions/package/input/.
-import type { JsonObject, JsonValue } from '@bufbuild/protobuf';
+import type { JsonObject, JsonValue } from './json.js';
 import { shown } from './show.js';
 
 export const INPUT_GROUP = 'noderotation.fn.crossplane.io';

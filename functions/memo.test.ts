@@ -1,8 +1,8 @@
-import { toBinary, type JsonObject } from '@bufbuild/protobuf';
+import { RunFunctionResponse } from '@crossplane-org/function-sdk-typescript';
 import { describe, expect, it } from 'vitest';
 import { figuresCache } from '../src/schedule/figures-cache.js';
 import { nodePool, scaledPlan, TOKYO_WED_SAT } from './fixtures.js';
-import { RunFunctionResponseSchema } from './generated/fn/v1/run_function_pb.js';
+import type { JsonObject } from './json.js';
 import { outcomeMemo } from './memo.js';
 import { canonicalJson } from '../src/util/canonical.js';
 import { planRequest } from './request.js';
@@ -10,7 +10,7 @@ import { run } from './run.js';
 
 const calendarStart = Date.parse('2027-01-04T00:00:00Z');
 const bytes = (r: ReturnType<typeof run>): string =>
-  Buffer.from(toBinary(RunFunctionResponseSchema, r)).toString('hex');
+  Buffer.from(RunFunctionResponse.encode(r).finish()).toString('hex');
 
 /** The same object with every key order reversed, as Go's protobuf encoder may send it. */
 function reversedKeys(value: unknown): unknown {

@@ -1,7 +1,7 @@
 // Building a RunFunctionRequest the way Crossplane does after its first call, for `noderotation render`,
 // the tests and the benchmark: the plan as the observed XR, the NodePools as required resources.
-import { create, type JsonObject } from '@bufbuild/protobuf';
-import { RunFunctionRequestSchema, type RunFunctionRequest } from './generated/fn/v1/run_function_pb.js';
+import { RunFunctionRequest } from '@crossplane-org/function-sdk-typescript';
+import type { JsonObject } from './json.js';
 import { NODEPOOLS } from './run.js';
 
 export interface PlanRequest {
@@ -14,7 +14,7 @@ export interface PlanRequest {
 }
 
 export function planRequest({ composite, nodePools, input, tag = '' }: PlanRequest): RunFunctionRequest {
-  return create(RunFunctionRequestSchema, {
+  return RunFunctionRequest.fromPartial({
     meta: { tag },
     observed: { composite: { resource: composite } },
     desired: {},

@@ -3,7 +3,18 @@
 // RotationPolicy per governed NodePool with the §3.2 figures as annotations, or a FATAL result and the
 // desired state untouched. The gRPC server (server.ts) is a thin shell around it; `noderotation render`
 // calls it offline. No clock, no I/O: the calendar start comes from the caller (or the step input).
-import { create, type JsonObject, type JsonValue } from '@bufbuild/protobuf';
+import {
+  Ready,
+  Severity,
+  Status,
+  type Condition,
+  type Requirements,
+  type Resource,
+  type Resources,
+  type Result,
+  type RunFunctionRequest,
+  type RunFunctionResponse,
+} from '@crossplane-org/function-sdk-typescript';
 import type { MaintenancePlan, NodePoolSummary, RotationPolicy } from '../src/generated/api-types.js';
 import type { NodePool } from '../src/karpenter/types.js';
 import { validateAgainst } from '../src/api/validate.js';
@@ -14,28 +25,11 @@ import { expandPlan, shortenName } from '../src/plan/expand.js';
 import { sortKeys } from '../src/util/canonical.js';
 import { parseDuration, parseExpireAfter } from '../src/util/duration.js';
 import { figureValues, type FigureValues } from '../src/derivation/figure-text.js';
-import {
-  Ready,
-  Severity,
-  Status,
-  ConditionSchema,
-  RequirementsSchema,
-  ResourceSchema,
-  ResultSchema,
-  RunFunctionResponseSchema,
-  StateSchema,
-  type Condition,
-  type Requirements,
-  type Resource,
-  type Resources,
-  type Result,
-  type RunFunctionRequest,
-  type RunFunctionResponse,
-} from './generated/fn/v1/run_function_pb.js';
-import { freezeStruct } from './codec.js';
+import { deepFreeze } from '../src/engine/boundary.js';
 import { figuresCache, type FiguresCache, type FiguresFor } from '../src/schedule/figures-cache.js';
 import type { OutcomeMemo } from './memo.js';
 import { parseInput } from './input.js';
+import type { JsonObject, JsonValue } from './json.js';
 import { shown } from './show.js';
 
 const PLAN_API_VERSION = 'noderotation.io/v1alpha1';
@@ -87,15 +81,11 @@ export interface RunEnv {
 
 /** The same requirement on every call, so Crossplane's requirements loop ends after the second call. */
 export function requirements(): Requirements {
-  return create(RequirementsSchema, {
-    resources: {
-      [NODEPOOLS]: {
-        apiVersion: 'karpenter.sh/v1',
-        kind: 'NodePool',
-        match: { case: 'matchLabels', value: { labels: {} } },
-      },
-    },
-  });
+  return {
+    extraResources: {},
+    resources: { [NODEPOOLS]: { apiVersion: 'karpenter.sh/v1', kind: 'NodePool', matchLabels: { labels: {} } } },
+    schemas: {},
+  };
 }
 
 /**
@@ -119,13 +109,15 @@ const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' :
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function run(req: RunFunctionRequest, env: RunEnv): RunFunctionResponse {
-  const rsp = create(RunFunctionResponseSchema, {
-    meta: { tag: req.meta?.tag ?? '', ttl: { seconds: BigInt(env.ttlSeconds ?? TTL_SECONDS), nanos: 0 } },
+  const rsp: RunFunctionResponse = {
+    meta: { tag: req.meta?.tag ?? '', ttl: { seconds: env.ttlSeconds ?? TTL_SECONDS, nanos: 0 } },
     // Pass-through: what earlier steps desired stays exactly as it was unless we succeed below.
     desired: req.desired,
+    results: [],
     context: req.context,
     requirements: requirements(),
-  });
+    conditions: [],
+  };
   const supplied = suppliedNodePools(req);
   // First call of the requirements loop: Crossplane has not fetched the NodePools yet. Answer with the
   // requirement only; judging the plan now would be judging it against no NodePools.
@@ -181,9 +173,8 @@ export function run(req: RunFunctionRequest, env: RunEnv): RunFunctionResponse {
   }
 
   const resources: Record<string, Resource> = { ...(req.desired?.resources ?? {}) };
-  for (const o of governed)
-    resources[o.key] = create(ResourceSchema, { resource: o.policy as unknown as JsonObject, ready: Ready.TRUE });
-  rsp.desired = create(StateSchema, {
+  for (const o of governed) resources[o.key] = { resource: o.policy, connectionDetails: {}, ready: Ready.READY_TRUE };
+  rsp.desired = {
     composite: compositeWithStatus(
       req,
       governed.map((o) => o.summary),
@@ -194,7 +185,7 @@ export function run(req: RunFunctionRequest, env: RunEnv): RunFunctionResponse {
         .sort()
         .map((k) => [k, resources[k] as Resource]),
     ),
-  });
+  };
   return finish(
     rsp,
     problems,
@@ -258,8 +249,8 @@ function analyseOne(plan: MaintenancePlan, pool: NodePool, figuresFor: FiguresFo
   return {
     kind: 'policy',
     key: resourceKey(nodePool),
-    // Frozen: shared between calls through the memo, and the encoder reuses its bytes.
-    policy: freezeStruct(annotate(policy, figures, rule)),
+    // Frozen: shared between calls through the memo.
+    policy: deepFreeze(annotate(policy, figures, rule)),
     summary: summary(nodePool, policy, rule, figures, findings),
     problems: findings.map((f) => ({
       severity: f.severity,
@@ -278,13 +269,13 @@ function finish(rsp: RunFunctionResponse, problems: Problem[], accepted: string 
   // Bounded: a request crafted to hold thousands of problems must not produce a response too large to send.
   const listed = sorted.slice(0, MAX_RESULTS - (sorted.length > MAX_RESULTS ? 1 : 0));
   rsp.results = listed.map((p) =>
-    result(p.severity === 'fatal' ? Severity.FATAL : Severity.WARNING, p.reason, p.message),
+    result(p.severity === 'fatal' ? Severity.SEVERITY_FATAL : Severity.SEVERITY_WARNING, p.reason, p.message),
   );
   if (listed.length < sorted.length) {
     const rest = sorted.slice(listed.length);
     rsp.results.push(
       result(
-        rest.some((p) => p.severity === 'fatal') ? Severity.FATAL : Severity.WARNING,
+        rest.some((p) => p.severity === 'fatal') ? Severity.SEVERITY_FATAL : Severity.SEVERITY_WARNING,
         rest[0]?.reason ?? '',
         `…and ${rest.length} more problem(s) not listed (at most ${MAX_RESULTS} results are returned).`,
       ),
@@ -294,9 +285,9 @@ function finish(rsp: RunFunctionResponse, problems: Problem[], accepted: string 
   const fatalCount = sorted.filter((p) => p.severity === 'fatal').length;
   rsp.conditions = [
     accepted !== null || !first
-      ? condition(Status.CONDITION_TRUE, 'Accepted', accepted ?? '')
+      ? condition(Status.STATUS_CONDITION_TRUE, 'Accepted', accepted ?? '')
       : condition(
-          Status.CONDITION_FALSE,
+          Status.STATUS_CONDITION_FALSE,
           first.reason,
           fatalCount > 1
             ? `${first.message} (and ${fatalCount - 1} more fatal problem(s); see the events)`
@@ -306,11 +297,14 @@ function finish(rsp: RunFunctionResponse, problems: Problem[], accepted: string 
   return rsp;
 }
 
-const result = (severity: Severity, reason: string, message: string): Result =>
-  create(ResultSchema, { severity, reason, message });
+const result = (severity: Severity, reason: string, message: string): Result => ({ severity, reason, message });
 
-const condition = (status: Status, reason: string, message: string): Condition =>
-  create(ConditionSchema, { type: PLAN_VALID, status, reason, message });
+const condition = (status: Status, reason: string, message: string): Condition => ({
+  type: PLAN_VALID,
+  status,
+  reason,
+  message,
+});
 
 /**
  * `rotationpolicy-<nodepool>`, the composition resource name: stable, hashed only beyond a label value's 63 characters.
@@ -490,14 +484,14 @@ function summary(
 function compositeWithStatus(req: RunFunctionRequest, summaries: NodePoolSummary[]): Resource {
   const previous = req.desired?.composite;
   const body: JsonObject = { ...(previous?.resource ?? {}) };
-  const observed = req.observed?.composite?.resource ?? {};
+  const observed: JsonObject = req.observed?.composite?.resource ?? {};
   // The SDKs' convention: the desired XR names its type, so it can be applied on its own.
   if (body.apiVersion === undefined && observed.apiVersion !== undefined) body.apiVersion = observed.apiVersion;
   if (body.kind === undefined && observed.kind !== undefined) body.kind = observed.kind;
   body.status = { ...(isObject(body.status) ? body.status : {}), nodePools: sortKeys(summaries) as JsonValue };
-  return create(ResourceSchema, {
-    connectionDetails: previous?.connectionDetails ?? {},
-    ready: previous?.ready ?? Ready.UNSPECIFIED,
+  return {
     resource: sortKeys(body) as JsonObject,
-  });
+    connectionDetails: previous?.connectionDetails ?? {},
+    ready: previous?.ready ?? Ready.READY_UNSPECIFIED,
+  };
 }

@@ -11,27 +11,17 @@ import {
   status,
   ServerCredentials,
   type ServerInterceptor,
-  type ServiceDefinition,
   type ServerUnaryCall,
   type ServerWritableStream,
   type sendUnaryData,
 } from '@grpc/grpc-js';
-import { create } from '@bufbuild/protobuf';
+import { RunFunctionRequest, RunFunctionResponse, Severity, Status } from '@crossplane-org/function-sdk-typescript';
 import {
-  Severity,
-  RunFunctionRequestSchema,
-  RunFunctionResponseSchema,
-  type RunFunctionRequest,
-  type RunFunctionResponse,
-} from './generated/fn/v1/run_function_pb.js';
-import {
-  HealthCheckResponseSchema,
   HealthCheckResponse_ServingStatus as Serving,
   type HealthCheckRequest,
   type HealthCheckResponse,
-} from './generated/grpc/health/v1/health_pb.js';
+} from './generated/grpc/health/v1/health.js';
 import { figuresCache, type FiguresCache } from '../src/schedule/figures-cache.js';
-import { CodecError, decode, encode } from './codec.js';
 import { outcomeMemo, type OutcomeMemo } from './memo.js';
 import { functionMetrics, serveMetrics, type FunctionMetrics, type RunOutcome } from './metrics.js';
 import { run, suppliedNodePools } from './run.js';
@@ -40,8 +30,7 @@ import { shown } from './show.js';
 import { listenMutualTls, MutualTls, type FunctionCredentials, type MutualTlsListener } from './tls.js';
 
 const DAY_MS = 86_400_000;
-const runFunctionMethod = functionRunnerService.RunFunction as ServiceDefinition[string];
-const RUN_FUNCTION_PATH = runFunctionMethod.path;
+const RUN_FUNCTION_PATH = functionRunnerService.runFunction.path;
 /**
  * What grpc-js itself accepts: twice the protocol's limit. A request between the two gets INVALID_ARGUMENT
  * with its size and what to do (grpc-js alone would answer RESOURCE_EXHAUSTED); beyond it the transport
@@ -161,8 +150,8 @@ function createState(options: ServerOptions): ServerState {
  * grpc-js, which would answer INTERNAL) and responses encoded by the handler, which can then check their size.
  */
 const runFunctionServerDefinition = {
-  RunFunction: {
-    ...runFunctionMethod,
+  runFunction: {
+    ...functionRunnerService.runFunction,
     requestDeserialize: decodeRequest,
     responseSerialize: (bytes: Buffer): Buffer => bytes,
   },
@@ -179,9 +168,9 @@ function decodeRequest(bytes: Buffer): Decoded {
     };
   }
   try {
-    return { ok: true, request: decode<RunFunctionRequest>(RunFunctionRequestSchema, bytes) };
+    return { ok: true, request: RunFunctionRequest.decode(bytes) };
   } catch (err) {
-    const what = err instanceof CodecError ? err.describe() : String(err);
+    const what = err instanceof Error ? err.message : String(err);
     return { ok: false, bytes: bytes.length, problem: `not a valid RunFunctionRequest: ${what}` };
   }
 }
@@ -195,11 +184,11 @@ function registerServices(state: ServerState): Server {
     interceptors: [transportFailures(state)],
   });
   server.addService(runFunctionServerDefinition, {
-    RunFunction: (call: ServerUnaryCall<Decoded, Buffer>, callback: sendUnaryData<Buffer>) =>
+    runFunction: (call: ServerUnaryCall<Decoded, Buffer>, callback: sendUnaryData<Buffer>) =>
       handleRunFunction(state, call.request, callback),
   });
   server.addService(healthService, {
-    Check(
+    check(
       call: ServerUnaryCall<HealthCheckRequest, HealthCheckResponse>,
       callback: sendUnaryData<HealthCheckResponse>,
     ) {
@@ -207,7 +196,7 @@ function registerServices(state: ServerState): Server {
       if (!state.health.has(service)) callback({ code: status.NOT_FOUND, details: `unknown service "${service}"` });
       else callback(null, healthOf(state, service));
     },
-    Watch(stream: ServerWritableStream<HealthCheckRequest, HealthCheckResponse>) {
+    watch(stream: ServerWritableStream<HealthCheckRequest, HealthCheckResponse>) {
       const entry = { service: stream.request.service, stream };
       state.watchers.add(entry);
       stream.on('cancelled', () => state.watchers.delete(entry));
@@ -217,8 +206,9 @@ function registerServices(state: ServerState): Server {
   return server;
 }
 
-const healthOf = (state: ServerState, service: string): HealthCheckResponse =>
-  create(HealthCheckResponseSchema, { status: state.health.get(service) ?? Serving.SERVICE_UNKNOWN });
+const healthOf = (state: ServerState, service: string): HealthCheckResponse => ({
+  status: state.health.get(service) ?? Serving.SERVICE_UNKNOWN,
+});
 
 /**
  * Calls that end in grpc-js before a request reaches the handler (one beyond the transport's limit, an
@@ -252,8 +242,8 @@ function transportFailures(state: ServerState): ServerInterceptor {
 
 /** The most severe result decides the outcome label (and the log level of a call). */
 function outcome(rsp: RunFunctionResponse, answeredEarly: boolean): RunOutcome {
-  if (rsp.results.some((r) => r.severity === Severity.FATAL)) return 'fatal';
-  if (rsp.results.some((r) => r.severity === Severity.WARNING)) return 'warning';
+  if (rsp.results.some((r) => r.severity === Severity.SEVERITY_FATAL)) return 'fatal';
+  if (rsp.results.some((r) => r.severity === Severity.SEVERITY_WARNING)) return 'warning';
   return answeredEarly ? 'requirements' : 'success';
 }
 
@@ -292,7 +282,7 @@ function handleRunFunction(state: ServerState, decoded: Decoded, callback: sendU
       seconds: seconds(),
     };
     // A FATAL result fails the composition: always logged, with the first reason and message.
-    const first = response.results.find((r) => r.severity === Severity.FATAL);
+    const first = response.results.find((r) => r.severity === Severity.SEVERITY_FATAL);
     if (first) state.log('warn', 'RunFunction fatal', { ...fields, reason: first.reason, message: first.message });
     else state.log('debug', 'RunFunction', fields);
     callback(null, bytes);
@@ -316,7 +306,7 @@ function encodeWithinLimit(
   req: RunFunctionRequest,
   rsp: RunFunctionResponse,
 ): { bytes: Buffer; response: RunFunctionResponse } {
-  const bytes = toBuffer(encode(RunFunctionResponseSchema, rsp));
+  const bytes = encode(rsp);
   if (bytes.length <= MAX_MESSAGE_BYTES) return { bytes, response: rsp };
   const governed = Object.keys(rsp.desired?.resources ?? {}).length - Object.keys(req.desired?.resources ?? {}).length;
   const perPolicy = governed > 0 ? bytes.length / governed : bytes.length;
@@ -326,22 +316,26 @@ function encodeWithinLimit(
     `${mib(bytes.length)}, over the 4 MiB gRPC message limit between Crossplane and its functions. ` +
     `Split the plan: several MaintenancePlans, each with a spec.nodePoolSelector governing at most about ${fits} ` +
     'NodePools.';
-  const fatal = create(RunFunctionResponseSchema, {
+  const fatal: RunFunctionResponse = {
     meta: rsp.meta,
     desired: req.desired,
     context: req.context,
     requirements: rsp.requirements,
-    results: [{ severity: Severity.FATAL, reason: 'PlanTooLarge', message }],
-    conditions: [{ type: 'PlanValid', status: 2 /* CONDITION_FALSE */, reason: 'PlanTooLarge', message }],
-  });
-  const fatalBytes = toBuffer(encode(RunFunctionResponseSchema, fatal));
+    results: [{ severity: Severity.SEVERITY_FATAL, reason: 'PlanTooLarge', message }],
+    conditions: [{ type: 'PlanValid', status: Status.STATUS_CONDITION_FALSE, reason: 'PlanTooLarge', message }],
+  };
+  const fatalBytes = encode(fatal);
   if (fatalBytes.length <= MAX_MESSAGE_BYTES) return { bytes: fatalBytes, response: fatal };
   // Crossplane applies nothing after a FATAL result, so the pass-through can go when it alone is too large.
-  const bare = create(RunFunctionResponseSchema, { ...fatal, desired: undefined, context: undefined });
-  return { bytes: toBuffer(encode(RunFunctionResponseSchema, bare)), response: bare };
+  const bare: RunFunctionResponse = { ...fatal, desired: undefined, context: undefined };
+  return { bytes: encode(bare), response: bare };
 }
 
-const toBuffer = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+/** The SDK's encoder (ts-proto); the bytes are wrapped for grpc-js, not copied. */
+function encode(rsp: RunFunctionResponse): Buffer {
+  const b = RunFunctionResponse.encode(rsp).finish();
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+}
 
 /**
  * Insecure: grpc-js binds the address itself. Mutual TLS: our listener (tls.ts) does the handshake and checks

@@ -11,7 +11,7 @@ import { credentials, status, type ServiceError } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { functionClient } from './client.js';
 import { WORKED_EXAMPLE } from './fixtures.js';
-import { HealthCheckResponse_ServingStatus as Serving } from './generated/grpc/health/v1/health_pb.js';
+import { HealthCheckResponse_ServingStatus as Serving } from './generated/grpc/health/v1/health.js';
 import { planRequest } from './request.js';
 import { startFunctionServer, type FunctionServer } from './server.js';
 import { clientCertificateProblem, CredentialsError, serverCredentials } from './tls.js';

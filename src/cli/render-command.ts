@@ -1,9 +1,9 @@
 // `noderotation render`: the RotationPolicies the Crossplane function would compose, offline, as YAML. It
 // calls the function's own pure handler with the request Crossplane would send, so the preview cannot
 // differ from what the function applies.
-import type { JsonObject } from '@bufbuild/protobuf';
+import { Severity } from '@crossplane-org/function-sdk-typescript';
 import { stringify } from 'yaml';
-import { Severity } from '../../functions/generated/fn/v1/run_function_pb.js';
+import type { JsonObject } from '../../functions/json.js';
 import { planRequest } from '../../functions/request.js';
 import { INPUT_REASONS, run } from '../../functions/run.js';
 import { startOfUtcDay } from '../../functions/server.js';
@@ -49,7 +49,7 @@ export async function runRender(args: string[], io: Io): Promise<number> {
   for (const { source: _source, ...plan } of plans) {
     const rsp = run(planRequest({ composite: plan as unknown as JsonObject, nodePools }), env);
     for (const r of rsp.results) {
-      const fatal = r.severity === Severity.FATAL;
+      const fatal = r.severity === Severity.SEVERITY_FATAL;
       io.stderr.write(`${fatal ? 'FATAL' : 'WARNING'} ${r.reason ?? ''}: ${r.message}\n`);
       if (fatal)
         code = Math.max(code, r.reason !== undefined && INPUT_REASONS.has(r.reason) ? EXIT_INVALID : EXIT_FATAL);

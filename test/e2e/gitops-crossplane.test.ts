@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import type { JsonObject } from '@bufbuild/protobuf';
+import type { JsonObject } from '../../functions/json.js';
 import { planRequest } from '../../functions/request.js';
 import { run } from '../../functions/run.js';
 import { startOfUtcDay } from '../../functions/server.js';
