@@ -11,6 +11,7 @@ export const A = {
   activeRotationState: `${P}active-rotation-state`,
   drainingAt: `${P}draining-at`,
   surgeWait: `${P}surge-wait`,
+  surgePath: `${P}surge-path`,
   rotationMode: `${P}rotation-mode`,
   lastRotationAt: `${P}last-rotation-at`,
   lastFailureAt: `${P}last-failure-at`,
@@ -30,7 +31,17 @@ export const A = {
 } as const;
 
 /** Everything that describes one rotation on the NodePool; cleared together, in one update (§5.3). */
-export const ANCHOR_SET = [A.activeRotation, A.activeRotationState, A.drainingAt, A.surgeWait, A.rotationMode] as const;
+export const ANCHOR_SET = [
+  A.activeRotation,
+  A.activeRotationState,
+  A.drainingAt,
+  A.surgeWait,
+  A.surgePath,
+  A.rotationMode,
+] as const;
+
+/** Which way the surge room was found (design §3.3), recorded with `surge-wait`: a fresh node or a spare. */
+export const SURGE_PATH = { provisioned: 'provisioned', absorbed: 'absorbed' } as const;
 
 export const STATE = { pending: 'pending', draining: 'draining', failed: 'failed', expired: 'expired' } as const;
 export type ClaimState = (typeof STATE)[keyof typeof STATE];

@@ -167,6 +167,7 @@ describe('the surge sequence, end to end in the engine', () => {
       [A.activeRotationState]: 'draining',
       [A.drainingAt]: iso(t1),
       [A.surgeWait]: '4m0s',
+      [A.surgePath]: 'provisioned', // the host's claim was launched after started-at
     });
     expect(ann(s, 'nodes', 'node-surge-1')).toMatchObject({ [A.doNotDisrupt]: 'true', [A.surgeFor]: 'old' });
     // Karpenter drains and removes the old claim.
@@ -185,6 +186,18 @@ describe('the surge sequence, end to end in the engine', () => {
     expect(
       done.actions.filter((a) => a.type === 'observe').map((a) => a.type === 'observe' && `${a.metric}:${a.value}`),
     ).toEqual(['completed:1', 'drainSeconds:600']);
+  });
+
+  it('a spare the pool already had absorbs the surge: surge-path absorbed; none when the host has no claim', () => {
+    let { s } = run(base, IN_WINDOW);
+    const spare = provisionSurge(s, IN_WINDOW + 60_000, { createdAt: IN_WINDOW - DAY });
+    s = run(spare, IN_WINDOW + 2 * 60_000).s;
+    expect(ann(s, 'nodePools', 'general')).toMatchObject({ [A.surgePath]: 'absorbed' });
+    const claimless = { ...spare, nodeClaims: spare.nodeClaims.filter((c) => c.metadata.name !== 'surge-1') };
+    const d = decide(claimless, IN_WINDOW + 2 * 60_000);
+    const drain = d.actions.find((a) => a.type === 'annotate' && a.target.kind === 'NodePool');
+    expect(drain?.type === 'annotate' && drain.set).toMatchObject({ [A.activeRotationState]: 'draining' });
+    expect(drain?.type === 'annotate' && drain.set[A.surgePath]).toBeUndefined();
   });
 
   it('holds the draining gate while the drain runs, and re-issues the delete after a crash', () => {

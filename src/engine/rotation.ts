@@ -1,9 +1,10 @@
 // Driving the rotation in flight (design §5.2 advance, §3.3–§3.8): one ordered list of handlers per claim
 // state; each re-asserts its phase's desired state, so a crashed controller resumes from the anchor alone.
 import type { NodeClaim } from '../karpenter/types.js';
+import type { Node } from '../kube/types.js';
 import { BUFFER_SECONDS, UNSET_TGP_FALLBACK_SECONDS } from '../derivation/derive.js';
 import { formatGoDuration, parseDuration } from '../util/duration.js';
-import { A, ANCHOR_SET, DRAINING, FORCEFUL_FALLBACK, parseTime, rfc3339, STATE } from './annotations.js';
+import { A, ANCHOR_SET, DRAINING, FORCEFUL_FALLBACK, parseTime, rfc3339, STATE, SURGE_PATH } from './annotations.js';
 import { retryAt, retryCount } from './candidates.js';
 import { frozenBecause, type PoolContext } from './context.js';
 import { cordon, freeze, unfreeze } from './markers.js';
@@ -278,6 +279,7 @@ function pending(c: PoolContext, claim: NodeClaim): Progress {
   // governance loss).
   const why = `surge node ${ready.host.metadata.name} is Ready for ${name}`;
   // The host already carries our markers: bookkeeping above froze it as soon as the placeholder was bound.
+  const path = surgePath(c, ready.host, startedAt);
   actions.push(
     annotatePool(
       c,
@@ -285,6 +287,7 @@ function pending(c: PoolContext, claim: NodeClaim): Progress {
         [A.activeRotationState]: DRAINING,
         [A.drainingAt]: rfc3339(c.now),
         [A.surgeWait]: formatGoDuration(Math.round((c.now - startedAt) / 1000)),
+        ...(path ? { [A.surgePath]: path } : {}),
       },
       [],
       why,
@@ -300,6 +303,18 @@ function pending(c: PoolContext, claim: NodeClaim): Progress {
     event(poolOf(c), 'DrainStarted', `${why}; deleting ${name}`),
   );
   return { actions, waiting: null, drainStuck: false };
+}
+
+/**
+ * How the surge room was found (the reference's `surge-path`): `provisioned` when the host's NodeClaim was
+ * created after the rotation started (Karpenter launched it for the placeholder), `absorbed` when the pool
+ * already had it. Null (not written) when the host's claim cannot be told: a guess would mislead `surge-wait`.
+ */
+function surgePath(c: PoolContext, host: Node, startedAt: number): string | null {
+  const claim = c.idx.claimOfNode(host);
+  const created = parseTime(claim?.metadata.creationTimestamp);
+  if (created === null) return null;
+  return created > startedAt ? SURGE_PATH.provisioned : SURGE_PATH.absorbed;
 }
 
 /** Other claims of the pool already past their eligibility: the surge should not land on them either. */
