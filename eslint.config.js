@@ -24,4 +24,33 @@ export default tseslint.config(
       'max-len': ['error', { code: 120, ignoreUrls: true }],
     },
   },
+  // The layers (README, Layout): src/ is the pure library; controller/ and functions/ are shells over it, beside
+  // each other; cli/ (the program's entry point) wires them. An import that points up or across is an error, so
+  // the structure drawn from the imports stays the one the README describes. Tests may reach their fixtures.
+  layer('src', ['controller', 'functions', 'cli', 'bench', 'test', 'scripts']),
+  layer('controller', ['functions', 'cli', 'bench', 'test']),
+  layer('functions', ['controller', 'cli', 'bench', 'test']),
 );
+
+/**
+ * No non-test file under `dir` may import from the folders `above` (relative imports, any depth).
+ * @param {string} dir
+ * @param {string[]} above
+ */
+function layer(dir, above) {
+  return {
+    files: [`${dir}/**/*.ts`],
+    ignores: [`${dir}/**/*.test.ts`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: above.map((f) => ({
+            regex: `^(\\.\\./)+${f}/`,
+            message: `${dir}/ does not depend on ${f}/ (the layers: README, Layout)`,
+          })),
+        },
+      ],
+    },
+  };
+}

@@ -5,6 +5,7 @@ export default defineConfig({
   test: {
     include: [
       'src/**/*.test.ts',
+      'cli/**/*.test.ts',
       'test/unit/**/*.test.ts',
       'functions/**/*.test.ts',
       'controller/**/*.test.ts',

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { main } from '../src/cli/main.js';
+import { main } from '../cli/main.js';
 import { functionClient, type FunctionClient } from './client.js';
 import { EXAMPLES, EXAMPLES_NOW } from './examples.js';
 import type { JsonObject } from './json.js';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { main } from '../../src/cli/main.js';
+import { main } from '../../cli/main.js';
 import type { RotationPolicySpec } from '../../src/generated/api-types.js';
 import type { PoolStatus } from '../../src/status/fleet-status.js';
 import type { PoolWhatIf } from '../../src/simulate/what-if.js';

@@ -1,5 +1,5 @@
 // The command line run in-process for tests: captured output, a fixed clock, standard input given.
-import { main } from '../../src/cli/main.js';
+import { main } from '../../cli/main.js';
 
 export interface Run {
   code: number;

@@ -1,8 +1,8 @@
 // `noderotation status`: per NodePool, what is happening now and what comes next (src/status/). Reads -f files
 // and/or the cluster (--from-cluster); -w refreshes until interrupted.
-import { isValidTimezone } from '../schedule/zone.js';
-import { fleetStatus } from '../status/fleet-status.js';
-import { renderStatus } from '../status/status-table.js';
+import { isValidTimezone } from '../src/schedule/zone.js';
+import { fleetStatus } from '../src/status/fleet-status.js';
+import { renderStatus } from '../src/status/status-table.js';
 import { EXIT_OK } from './explain-command.js';
 import { oneOf, parseFlags, parseNow } from './flags.js';
 import { CLUSTER_FLAGS, commandInputs, inputProblems, reportInvalid } from './inputs.js';

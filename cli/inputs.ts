@@ -7,13 +7,13 @@ import {
   readDocuments,
   YAML_LIMITS,
   type Inputs,
-} from '../api/documents.js';
+} from '../src/api/documents.js';
 import { EXIT_INVALID } from './explain-command.js';
 import { clusterConfig, nameOf, readCluster, type ClusterObjects } from './cluster.js';
 import { MAX_NOTES, readInputs, UsageError, type InputFile } from './io.js';
 import type { Io } from './main.js';
 
-/** The flags that point explain, validate and render at a cluster (src/cli/cluster.ts). */
+/** The flags that point explain, validate and render at a cluster (cli/cluster.ts). */
 export const CLUSTER_FLAGS = {
   'from-cluster': { type: 'boolean' },
   kubeconfig: { type: 'string' },

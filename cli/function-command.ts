@@ -4,16 +4,10 @@
 // → shut down. Anything unusable before serving (a flag, the certificates, a port in use) exits 2 with a
 // message naming it, and nothing stays bound.
 import { parseArgs } from 'node:util';
-import {
-  startFunctionServer,
-  grpcAddress,
-  splitHostPort,
-  type FunctionServer,
-  type Log,
-} from '../../functions/server.js';
-import { CredentialsError, serverCredentials, type FunctionCredentials } from '../../functions/tls.js';
-import { TTL_SECONDS } from '../../functions/run.js';
-import { parseDuration } from '../util/duration.js';
+import { startFunctionServer, grpcAddress, splitHostPort, type FunctionServer, type Log } from '../functions/server.js';
+import { CredentialsError, serverCredentials, type FunctionCredentials } from '../functions/tls.js';
+import { TTL_SECONDS } from '../functions/run.js';
+import { parseDuration } from '../src/util/duration.js';
 import { EXIT_INVALID, EXIT_OK } from './explain-command.js';
 import { UsageError } from './io.js';
 import type { Io } from './main.js';

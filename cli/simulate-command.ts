@@ -1,20 +1,20 @@
 // `noderotation simulate -f scenario.yaml [-o table|json|html]`: the engine against a model of Karpenter.
-import { truncate } from '../util/describe.js';
-import type { Scenario } from '../generated/api-types.js';
-import { formatInputError, parseYamlFile } from '../api/documents.js';
-import { validateAgainst } from '../api/validate.js';
-import { rfc3339 } from '../engine/annotations.js';
-import { DEFAULT_SAMPLE, renderHtml, renderWhatIfHtml } from '../simulate/html.js';
-import { scenarioSizeErrors, SimulationLimitError } from '../simulate/limits.js';
-import { configOf } from '../simulate/model.js';
-import { simulate, type SimulationResult } from '../simulate/simulate.js';
-import { formatHuman, parseDuration } from '../util/duration.js';
+import { truncate } from '../src/util/describe.js';
+import type { Scenario } from '../src/generated/api-types.js';
+import { formatInputError, parseYamlFile } from '../src/api/documents.js';
+import { validateAgainst } from '../src/api/validate.js';
+import { rfc3339 } from '../src/engine/annotations.js';
+import { DEFAULT_SAMPLE, renderHtml, renderWhatIfHtml } from '../src/simulate/html.js';
+import { scenarioSizeErrors, SimulationLimitError } from '../src/simulate/limits.js';
+import { configOf } from '../src/simulate/model.js';
+import { simulate, type SimulationResult } from '../src/simulate/simulate.js';
+import { formatHuman, parseDuration } from '../src/util/duration.js';
 import { EXIT_OK } from './explain-command.js';
 import { oneOf, parseFlags, parseNow } from './flags.js';
 import { CLUSTER_FLAGS, inputProblems, readCommandInputs, reportInvalid } from './inputs.js';
 import { clusterConfig, readCluster } from './cluster.js';
-import { comparisonOf, whatIfRuns, type PoolRuns, type PoolWhatIf } from '../simulate/what-if.js';
-import { alignColumns } from '../util/columns.js';
+import { comparisonOf, whatIfRuns, type PoolRuns, type PoolWhatIf } from '../src/simulate/what-if.js';
+import { alignColumns } from '../src/util/columns.js';
 import { readInputs, UsageError, type InputFile } from './io.js';
 import type { Io } from './main.js';
 

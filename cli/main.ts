@@ -6,7 +6,7 @@ import { runRender } from './render-command.js';
 import { runSimulate } from './simulate-command.js';
 import { runStatus } from './status-command.js';
 import { InputFileError, readStdinBounded, UsageError } from './io.js';
-import { CONTROLLER_USAGE, ControllerUsageError, runController } from '../../controller/main.js';
+import { CONTROLLER_USAGE, ControllerUsageError, runController } from '../controller/main.js';
 
 export interface Io {
   stdout: { write(text: string): unknown };

@@ -3,10 +3,10 @@
 // differ from what the function applies.
 import { Severity } from '@crossplane-org/function-sdk-typescript';
 import { stringify } from 'yaml';
-import type { JsonObject } from '../../functions/json.js';
-import { planRequest } from '../../functions/request.js';
-import { INPUT_REASONS, run } from '../../functions/run.js';
-import { startOfUtcDay } from '../../functions/server.js';
+import type { JsonObject } from '../functions/json.js';
+import { planRequest } from '../functions/request.js';
+import { INPUT_REASONS, run } from '../functions/run.js';
+import { startOfUtcDay } from '../functions/server.js';
 import { EXIT_FATAL, EXIT_INVALID, EXIT_OK } from './explain-command.js';
 import { parseFlags, parseNow } from './flags.js';
 import { isClusterSource } from './cluster.js';

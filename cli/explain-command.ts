@@ -1,6 +1,6 @@
 // `noderotation explain` and `noderotation validate`: the same checks, for a person and for CI.
-import { explain, reportJson } from '../explain/explain.js';
-import { renderTable } from '../explain/table.js';
+import { explain, reportJson } from '../src/explain/explain.js';
+import { renderTable } from '../src/explain/table.js';
 import { CLUSTER_FLAGS, commandInputs, inputProblems, reportInvalid } from './inputs.js';
 import { oneOf, parseFlags, parseNow } from './flags.js';
 import type { Io } from './main.js';

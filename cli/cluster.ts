@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { ApiError, KubeClient } from '../../controller/kube/client.js';
+import { ApiError, KubeClient } from '../controller/kube/client.js';
 import { UsageError } from './io.js';
 
 export interface ClusterFlags {

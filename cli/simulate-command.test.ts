@@ -3,12 +3,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Scenario } from '../generated/api-types.js';
-import { SimulationLimitError } from '../simulate/limits.js';
-import { simulate } from '../simulate/simulate.js';
+import type { Scenario } from '../src/generated/api-types.js';
+import { SimulationLimitError } from '../src/simulate/limits.js';
+import { simulate } from '../src/simulate/simulate.js';
 import { main } from './main.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
+const ROOT = join(import.meta.dirname, '..');
 const WORKED = readFileSync(join(ROOT, 'examples', 'scenarios', 'worked-example.yaml'), 'utf8');
 
 async function sim(stdin: string, args: string[] = [], monotonic?: () => number) {
