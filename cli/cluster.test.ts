@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { clusterConfig, type ClusterObjects } from './cluster.js';
 import { readCommandInputs } from './inputs.js';
-import type { Io } from './main.js';
+import type { Io } from './process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'nr-cluster-unit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

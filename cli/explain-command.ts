@@ -3,11 +3,7 @@ import { explain, reportJson } from '../src/explain/explain.js';
 import { renderTable } from '../src/explain/table.js';
 import { CLUSTER_FLAGS, commandInputs, inputProblems, reportInvalid } from './inputs.js';
 import { oneOf, parseFlags, parseNow } from './flags.js';
-import type { Io } from './main.js';
-
-export const EXIT_OK = 0;
-export const EXIT_FATAL = 1;
-export const EXIT_INVALID = 2;
+import { EXIT_FATAL, EXIT_INVALID, EXIT_OK, type Io } from './process.js';
 
 export async function runExplain(args: string[], io: Io, mode: 'explain' | 'validate'): Promise<number> {
   const values = parseFlags(args, {

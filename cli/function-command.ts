@@ -8,9 +8,8 @@ import { startFunctionServer, grpcAddress, splitHostPort, type FunctionServer, t
 import { CredentialsError, serverCredentials, type FunctionCredentials } from '../functions/tls.js';
 import { TTL_SECONDS } from '../functions/run.js';
 import { parseDuration } from '../src/util/duration.js';
-import { EXIT_INVALID, EXIT_OK } from './explain-command.js';
 import { UsageError } from './io.js';
-import type { Io } from './main.js';
+import { EXIT_INVALID, EXIT_OK, type Io } from './process.js';
 
 export interface FunctionCommandEnv {
   /** TLS_SERVER_CERTS_DIR */

@@ -8,10 +8,9 @@ import {
   YAML_LIMITS,
   type Inputs,
 } from '../src/api/documents.js';
-import { EXIT_INVALID } from './explain-command.js';
 import { clusterConfig, nameOf, readCluster, type ClusterObjects } from './cluster.js';
 import { MAX_NOTES, readInputs, UsageError, type InputFile } from './io.js';
-import type { Io } from './main.js';
+import { EXIT_INVALID, type Io } from './process.js';
 
 /** The flags that point explain, validate and render at a cluster (cli/cluster.ts). */
 export const CLUSTER_FLAGS = {

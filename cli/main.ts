@@ -1,24 +1,13 @@
 // The `noderotation` command line. Each subcommand is a thin shell over the pure core: it reads input,
 // injects the clock, and prints.
-import { runExplain, EXIT_INVALID } from './explain-command.js';
+import { runExplain } from './explain-command.js';
 import { processStopSignal, runFunctionCommand } from './function-command.js';
 import { runRender } from './render-command.js';
 import { runSimulate } from './simulate-command.js';
 import { runStatus } from './status-command.js';
 import { InputFileError, readStdinBounded, UsageError } from './io.js';
 import { CONTROLLER_USAGE, ControllerUsageError, runController } from '../controller/main.js';
-
-export interface Io {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
-  now: () => number;
-  /** Standard input, at most `limit` bytes (more means the input is over the limit). */
-  readStdin: (limit: number) => Buffer | string;
-  /** Milliseconds from an arbitrary start, for progress lines only (never in results). */
-  monotonic?: () => number;
-  /** The environment the kubeconfig is resolved from (--from-cluster); process.env when unset. */
-  env?: NodeJS.ProcessEnv;
-}
+import { EXIT_INTERNAL, EXIT_INVALID, type Io } from './process.js';
 
 const USAGE = `noderotation — move Karpenter node expiry into maintenance windows, gracefully
 
@@ -50,8 +39,6 @@ documents per file; a directory reads its *.yaml files; - reads standard input).
 Exit status: 0 no fatal finding, 1 a fatal finding, 2 invalid input, 3 an internal error (a bug).
 Limits: 10 MiB per file, 50 MiB and 10000 files over all -f, 10000 YAML documents per file.
 `;
-
-export const EXIT_INTERNAL = 3;
 
 export async function main(argv: string[], io: Partial<Io> & Pick<Io, 'stdout' | 'stderr'>): Promise<number> {
   const full: Io = {

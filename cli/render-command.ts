@@ -7,12 +7,11 @@ import type { JsonObject } from '../functions/json.js';
 import { planRequest } from '../functions/request.js';
 import { INPUT_REASONS, run } from '../functions/run.js';
 import { startOfUtcDay } from '../functions/server.js';
-import { EXIT_FATAL, EXIT_INVALID, EXIT_OK } from './explain-command.js';
 import { parseFlags, parseNow } from './flags.js';
 import { isClusterSource } from './cluster.js';
 import { CLUSTER_FLAGS, commandInputs, inputProblems, reportInvalid } from './inputs.js';
 import { MAX_NOTES } from './io.js';
-import type { Io } from './main.js';
+import { EXIT_FATAL, EXIT_INVALID, EXIT_OK, type Io } from './process.js';
 
 // YAML 1.1 quoting: kubectl and other Go tools read YAML 1.1, where an unquoted 03:00 is the number 180 and
 // 2027-01-04T00:00:00Z a timestamp. Quoting what 1.1 would misread keeps them strings for every reader.

@@ -9,14 +9,13 @@ import { scenarioSizeErrors, SimulationLimitError } from '../src/simulate/limits
 import { configOf } from '../src/simulate/model.js';
 import { simulate, type SimulationResult } from '../src/simulate/simulate.js';
 import { formatHuman, parseDuration } from '../src/util/duration.js';
-import { EXIT_OK } from './explain-command.js';
 import { oneOf, parseFlags, parseNow } from './flags.js';
 import { CLUSTER_FLAGS, inputProblems, readCommandInputs, reportInvalid } from './inputs.js';
 import { clusterConfig, readCluster } from './cluster.js';
 import { comparisonOf, whatIfRuns, type PoolRuns, type PoolWhatIf } from '../src/simulate/what-if.js';
 import { alignColumns } from '../src/util/columns.js';
 import { readInputs, UsageError, type InputFile } from './io.js';
-import type { Io } from './main.js';
+import { EXIT_OK, type Io } from './process.js';
 
 function table(r: SimulationResult): string {
   const rows: [string, string][] = [

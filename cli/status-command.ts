@@ -3,11 +3,10 @@
 import { isValidTimezone } from '../src/schedule/zone.js';
 import { fleetStatus } from '../src/status/fleet-status.js';
 import { renderStatus } from '../src/status/status-table.js';
-import { EXIT_OK } from './explain-command.js';
 import { oneOf, parseFlags, parseNow } from './flags.js';
 import { CLUSTER_FLAGS, commandInputs, inputProblems, reportInvalid } from './inputs.js';
 import { UsageError } from './io.js';
-import type { Io } from './main.js';
+import { EXIT_OK, type Io } from './process.js';
 
 export interface StatusRuntime {
   /** Resolves when -w should stop (SIGINT/SIGTERM). */
