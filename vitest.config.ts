@@ -6,7 +6,7 @@ export default defineConfig({
     include: [
       'src/**/*.test.ts',
       'cli/**/*.test.ts',
-      'test/unit/**/*.test.ts',
+      'test/docs/**/*.test.ts',
       'functions/**/*.test.ts',
       'controller/**/*.test.ts',
       'scripts/**/*.test.ts',

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli } from '../test/unit/cli-harness.js';
+import { cli } from '../test/support/cli-harness.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const ex = (f: string): string => join(ROOT, 'examples', f);

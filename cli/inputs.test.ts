@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli } from '../test/unit/cli-harness.js';
+import { cli } from '../test/support/cli-harness.js';
 import { InputFileError, MAX_FILE_BYTES, readInputs, type FileSystem } from './io.js';
 
 const ROOT = join(import.meta.dirname, '..');

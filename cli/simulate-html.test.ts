@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { whatIfFleet } from '../test/browser/fleets.js';
-import { cli } from '../test/unit/cli-harness.js';
+import { cli } from '../test/support/cli-harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'nr-simulate-html-'));
 const fleet = whatIfFleet(3, 10);

@@ -2,7 +2,7 @@
 // judged again on state read for it, and what each API answer means. The client is a recording stand-in: these
 // are the requests the executor makes, in order.
 import { describe, expect, it } from 'vitest';
-import { IN_WINDOW, markedDraining, withPool } from '../../test/unit/fixtures.js';
+import { IN_WINDOW, markedDraining, withPool } from '../../test/support/fixtures.js';
 import { A } from '../../src/engine/annotations.js';
 import type { Action, Snapshot } from '../../src/engine/types.js';
 import { ApiError } from '../kube/client.js';

@@ -5,14 +5,10 @@ import { checks } from './checks.js';
 import { formatInputError, readDocuments } from './documents.js';
 import { allSchemas } from './registry.js';
 import { validateAgainst } from './validate.js';
+import { rotationPolicy } from '../../test/support/fixtures.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const policy = (spec: Record<string, unknown>) => ({
-  apiVersion: 'noderotation.io/v1alpha1',
-  kind: 'RotationPolicy',
-  metadata: { name: 'p' },
-  spec,
-});
+const policy = (spec: Record<string, unknown>) => rotationPolicy('p', spec);
 const WIN = { timezone: 'UTC', days: ['Sat'], start: '02:00', end: '06:00' };
 
 describe('schema validation errors name the field, what was found and what is allowed', () => {

@@ -5,21 +5,19 @@ import { windowFigures } from '../schedule/windows.js';
 import { derive } from './derive.js';
 import { policyParams } from './params.js';
 import { shortLeadFindings } from './short-lead.js';
+import { pool as bare } from '../../test/support/fixtures.js';
 
 const NOW = Date.parse('2027-01-04T00:00:00Z');
 const H = 3600;
 const D = 86400;
 const WED_SAT = [{ timezone: 'Asia/Tokyo', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' }];
 
-function pool(spec: Partial<NodePool['spec']['template']['spec']> = {}, extra: Partial<NodePool> = {}): NodePool {
-  return {
-    apiVersion: 'karpenter.sh/v1',
-    kind: 'NodePool',
-    metadata: { name: 'general' },
-    spec: { template: { spec: { expireAfter: '336h', terminationGracePeriod: '1h', ...spec } }, ...(extra.spec ?? {}) },
-    ...(extra.status ? { status: extra.status } : {}),
-  };
-}
+const pool = (spec: Partial<NodePool['spec']['template']['spec']> = {}, extra: Partial<NodePool> = {}): NodePool =>
+  bare('general', {
+    template: { expireAfter: '336h', terminationGracePeriod: '1h', ...spec },
+    spec: extra.spec,
+    status: extra.status,
+  });
 
 function run(
   spec: Partial<RotationPolicySpec> = {},

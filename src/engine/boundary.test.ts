@@ -2,7 +2,7 @@
 // timestamps; toEngineSnapshot turns them into what the engine reads (strings), frozen and identity-stable.
 import { loadYaml } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { claim, IN_WINDOW, nodePool, NS, OLD, policy, snapshot, workload } from '../../test/unit/fixtures.js';
+import { claim, IN_WINDOW, nodePool, NS, OLD, policy, snapshot, workload } from '../../test/support/fixtures.js';
 import type { Node, Pod } from '../kube/types.js';
 import { SnapshotError, toEngineSnapshot } from './boundary.js';
 import { decide } from './decide.js';

@@ -12,7 +12,7 @@ import {
   policy,
   snapshot,
   workload,
-} from '../../test/unit/fixtures.js';
+} from '../../test/support/fixtures.js';
 import { A } from './annotations.js';
 import { apply } from './apply.js';
 import { decide } from './decide.js';

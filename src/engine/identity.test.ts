@@ -1,6 +1,6 @@
 // The placeholder's identity (issue 13): the reference's name and labels, and our rule past 63 characters.
 import { describe, expect, it } from 'vitest';
-import { claim, nodePool, NS, OLD } from '../../test/unit/fixtures.js';
+import { claim, nodePool, NS, OLD } from '../../test/support/fixtures.js';
 import { policyParams } from '../derivation/params.js';
 import { A } from './annotations.js';
 import { isPlaceholder, placeholderKey, placeholderName, surgeForLabelValue } from './identity.js';

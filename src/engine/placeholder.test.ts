@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { claim, nodePool, OLD, workload } from '../../test/unit/fixtures.js';
+import { claim, nodePool, OLD, workload } from '../../test/support/fixtures.js';
 import type { NodeClaim } from '../karpenter/types.js';
 import { resolveRequirement, sizePlaceholder } from './placeholder.js';
 

@@ -2,8 +2,8 @@
 // the engine's decision keeps the invariants of design §3–§5 and ADR-0001.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DAY, NS } from '../../test/unit/fixtures.js';
-import { build, scenarioArb, WINDOWS } from '../../test/unit/scenarios.js';
+import { DAY, NS } from '../../test/support/fixtures.js';
+import { build, scenarioArb, WINDOWS } from '../../test/support/scenarios.js';
 import type { Node } from '../kube/types.js';
 import { inWindow } from '../schedule/windows.js';
 import { A, ANCHOR_SET } from './annotations.js';

@@ -13,7 +13,7 @@ import {
   snapshot,
   withPool,
   workload,
-} from '../../test/unit/fixtures.js';
+} from '../../test/support/fixtures.js';
 import type { NodeClaim } from '../karpenter/types.js';
 import { A } from './annotations.js';
 import { apply } from './apply.js';

@@ -2,13 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { MaintenancePlan } from '../generated/api-types.js';
 import type { NodePool } from '../karpenter/types.js';
 import { expandPlan, policyName, shortenName } from './expand.js';
+import { pool as bare } from '../../test/support/fixtures.js';
 
-const pool = (name: string, labels: Record<string, string> = {}): NodePool => ({
-  apiVersion: 'karpenter.sh/v1',
-  kind: 'NodePool',
-  metadata: { name, labels },
-  spec: { template: { spec: {} } },
-});
+const pool = (name: string, labels: Record<string, string> = {}): NodePool => bare(name, { labels });
 
 const TOKYO = [{ timezone: 'Asia/Tokyo', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' }];
 const BERLIN = [{ timezone: 'Europe/Berlin', days: ['Sun'], start: '01:00', end: '05:00' }];

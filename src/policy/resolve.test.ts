@@ -3,20 +3,14 @@ import type { LabelSelector, RotationPolicy, RotationPolicySpec } from '../gener
 import type { NodePool } from '../karpenter/types.js';
 import { governingPolicy } from './resolve.js';
 import { matches, specificity } from './selector.js';
+import { pool as bare, rotationPolicy } from '../../test/support/fixtures.js';
 
-const WINDOWS = [{ timezone: 'UTC', days: ['Sat'], start: '02:00', end: '06:00' }];
-const policy = (name: string, target: Partial<RotationPolicySpec>): RotationPolicy => ({
-  apiVersion: 'noderotation.io/v1alpha1',
-  kind: 'RotationPolicy',
-  metadata: { name },
-  spec: { maintenanceWindows: WINDOWS, ...target } as RotationPolicySpec,
-});
-const pool = (name: string, labels: Record<string, string>): NodePool => ({
-  apiVersion: 'karpenter.sh/v1',
-  kind: 'NodePool',
-  metadata: { name, labels },
-  spec: { template: { spec: {} } },
-});
+const WINDOWS: RotationPolicySpec['maintenanceWindows'] = [
+  { timezone: 'UTC', days: ['Sat'], start: '02:00', end: '06:00' },
+];
+const policy = (name: string, target: Partial<RotationPolicySpec>): RotationPolicy =>
+  rotationPolicy(name, { maintenanceWindows: WINDOWS, ...target });
+const pool = (name: string, labels: Record<string, string>): NodePool => bare(name, { labels });
 
 const api = pool('api', { tier: 'web', team: 'payments' });
 

@@ -1,7 +1,7 @@
 // The HTML report: self-contained, one bar group per day of the run, rows for a sample only, byte-identical for
 // the same inputs; and the before/after of a what-if, both sides on one day axis with the difference visible.
 import { describe, expect, it } from 'vitest';
-import { cli } from '../../test/unit/cli-harness.js';
+import { cli } from '../../test/support/cli-harness.js';
 import { fleetScenario, whatIfFleet } from '../../test/browser/fleets.js';
 import type { Scenario } from '../generated/api-types.js';
 import { dailySeries } from './aggregate.js';

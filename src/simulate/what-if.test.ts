@@ -1,6 +1,6 @@
 // The live fleet before and after a change: the same claims simulated under both sides, and the difference.
 import { describe, expect, it } from 'vitest';
-import { claim, DAY, IN_WINDOW, nodePool, policy } from '../../test/unit/fixtures.js';
+import { claim, DAY, IN_WINDOW, nodePool, policy } from '../../test/support/fixtures.js';
 import type { RotationPolicy } from '../generated/api-types.js';
 import { scenarioOf, whatIf, type Side } from './what-if.js';
 

@@ -1,7 +1,7 @@
 // The status view from objects alone: the window in its own zone, candidates now and at the next opening, the
 // rotation in flight as the annotations record it, and the controller's view from the policy status.
 import { describe, expect, it } from 'vitest';
-import { claim, DAY, IN_WINDOW, nodePool, OLD, OUT_OF_WINDOW, policy, snapshot } from '../../test/unit/fixtures.js';
+import { claim, DAY, IN_WINDOW, nodePool, OLD, OUT_OF_WINDOW, policy, snapshot } from '../../test/support/fixtures.js';
 import { A, rfc3339 } from '../engine/annotations.js';
 import { apply } from '../engine/apply.js';
 import { decide } from '../engine/decide.js';

@@ -2,7 +2,7 @@
 // NodePools with a change to some of their policies (what-if snapshots, no cluster).
 import type { RotationPolicy, Scenario } from '../../src/generated/api-types.js';
 import type { Side } from '../../src/simulate/what-if.js';
-import { claim, DAY, nodePool, policy } from '../unit/fixtures.js';
+import { claim, DAY, nodePool, policy } from '../support/fixtures.js';
 
 /**
  * 10,000 nodes of one NodePool, ages spread evenly over their 90-day lifetime, a 4-hour window every night, the

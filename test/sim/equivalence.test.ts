@@ -1,7 +1,7 @@
 // One meaning for an Action (issue 19): the engine's in-memory `apply` — what the simulator, the engine's own
 // fixpoint and the idempotence properties rely on — and the controller's executor, carrying the same actions out
 // through an apiserver, leave the cluster in the same state. Over the engine's random mid-life snapshots
-// (test/unit/scenarios.ts), loaded into the simulation's apiserver: decide on what it serves, then compare
+// (test/support/scenarios.ts), loaded into the simulation's apiserver: decide on what it serves, then compare
 // apply(snapshot, actions) with what the executor made of them, object by object. The executor must carry every
 // action out: no lost race (nothing changed since the read) and no refused delete (the engine only decides
 // deletes its own judgement allows, and the executor judges again on state read for it).
@@ -13,7 +13,7 @@ import { ApiError, type KubeApi } from '../../controller/kube/client.js';
 import { apply } from '../../src/engine/apply.js';
 import { decide } from '../../src/engine/decide.js';
 import type { Snapshot } from '../../src/engine/types.js';
-import { build, scenarioArb } from '../unit/scenarios.js';
+import { build, scenarioArb } from '../support/scenarios.js';
 import { ApiServer, RESOURCES, type Obj, type Status } from './apiserver.js';
 
 const FINALIZER = 'karpenter.sh/termination';

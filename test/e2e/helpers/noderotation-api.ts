@@ -8,7 +8,7 @@ import { policyParams } from '../../../src/derivation/params.js';
 import { placeholderPod, sizePlaceholder } from '../../../src/engine/placeholder.js';
 import type { RotationPolicy } from '../../../src/generated/api-types.js';
 import type { Pod } from '../../../src/kube/types.js';
-import { claim, nodePool, OLD } from '../../unit/fixtures.js';
+import { claim, nodePool, OLD } from '../../support/fixtures.js';
 import { readClusterEnv, repoRoot } from './cluster.js';
 import { kubectl, kubectlResult } from './kubectl.js';
 import { ignoreNotFound, waitFor, type Kube } from './k8s.js';

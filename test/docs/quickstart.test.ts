@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli } from './cli-harness.js';
+import { cli } from '../support/cli-harness.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const DOC = readFileSync(join(ROOT, 'docs', 'quickstart.md'), 'utf8');

@@ -1,4 +1,6 @@
-// Builders for engine tests: a small cluster with one governed NodePool, its NodeClaims, Nodes and Pods.
+// Builders for tests: a small cluster with one governed NodePool, its NodeClaims, Nodes and Pods (the engine's),
+// and bare NodePools and RotationPolicies with exactly what a test gives them (policy resolution, derivation,
+// plan expansion, the CLI).
 import type { RotationPolicy, RotationPolicySpec } from '../../src/generated/api-types.js';
 import type { NodeClaim, NodePool } from '../../src/karpenter/types.js';
 import type { Node, Pod } from '../../src/kube/types.js';
@@ -25,6 +27,36 @@ export function policy(spec: Partial<RotationPolicySpec> = {}, name = 'general')
       maintenanceWindows: [{ timezone: 'Asia/Tokyo', days: ['Wed', 'Sat'], start: '02:00', end: '06:00' }],
       ...spec,
     },
+  };
+}
+
+/** A RotationPolicy named `name` with exactly `spec` (no defaults: the test's own input, valid or not). */
+export function rotationPolicy(name: string, spec: Partial<RotationPolicySpec>, metadata: object = {}): RotationPolicy {
+  return {
+    apiVersion: 'noderotation.io/v1alpha1',
+    kind: 'RotationPolicy',
+    metadata: { name, ...metadata },
+    spec: spec as RotationPolicySpec,
+  };
+}
+
+export interface PoolParts {
+  labels?: Record<string, string>;
+  /** The template's spec (expireAfter, terminationGracePeriod, requirements, …). */
+  template?: Partial<NodePool['spec']['template']['spec']>;
+  /** The rest of the pool's spec (limits, disruption, replicas, …). */
+  spec?: Partial<NodePool['spec']>;
+  status?: NodePool['status'];
+}
+
+/** A bare NodePool named `name`: only what the test gives it. */
+export function pool(name: string, parts: PoolParts = {}): NodePool {
+  return {
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodePool',
+    metadata: { name, ...(parts.labels ? { labels: parts.labels } : {}) },
+    spec: { template: { spec: { ...parts.template } }, ...parts.spec },
+    ...(parts.status ? { status: parts.status } : {}),
   };
 }
 
