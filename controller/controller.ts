@@ -12,8 +12,9 @@ import type { RotationPolicy } from '../src/generated/api-types.js';
 import type { NodeClaim, NodePool } from '../src/karpenter/types.js';
 import type { Node, Pod } from '../src/kube/types.js';
 import { EventRecorder, type EventInput } from './execute/events.js';
-import { execute, LostRace, PATHS, Refused, type ExecutorDeps } from './execute/executor.js';
-import { freshSnapshot, podsOfNode } from './execute/fresh.js';
+import { executorDeps, versionKey } from './execute/deps.js';
+import { execute, LostRace, PATHS, Refused } from './execute/executor.js';
+import { podsOfNode } from './execute/fresh.js';
 import { failpoint, pausepoint } from './execute/failpoint.js';
 import { isConflict, isNotFound, type KubeApi } from './kube/client.js';
 import { Reflector } from './kube/reflector.js';
@@ -293,20 +294,15 @@ export class Controller {
     log: Logger,
     signal: AbortSignal,
   ): Promise<void> {
-    const deps: ExecutorDeps = {
+    const deps = executorDeps({
       client: this.o.client,
-      resourceVersionOf: (kind, name) => versions.get(versionKey(kind, name)),
-      wrote: (kind, name, _ns, rv) => versions.set(versionKey(kind, name), rv),
-      fresh: (a) =>
-        freshSnapshot(
-          { client: this.o.client, namespace: this.o.namespace, withDefaults: (p) => this.withDefaults(p) },
-          a.nodePool,
-          a.target,
-        ),
+      namespace: this.o.namespace,
+      versions,
       now: () => this.o.clock.now(),
+      withDefaults: (p) => this.withDefaults(p),
       onEvent: (a) => this.events.emit({ target: a.target, type: a.eventType, reason: a.eventReason, note: a.message }),
       onObserve: (a) => this.o.metrics.observe(a.metric, a.nodePool, a.value, a.labels),
-    };
+    });
     for (const a of actions) {
       // SIGTERM: the write in flight finishes; the rest is left for the next leader (the objects hold the state).
       if (signal.aborted) return;
@@ -490,7 +486,6 @@ function specOrMetaChanged(prev: RotationPolicy, cur: RotationPolicy): boolean {
   return canonicalJson([prevMeta, prev.spec]) !== canonicalJson([curMeta, cur.spec]);
 }
 
-const versionKey = (kind: string, name: string): string => `${kind}/${name}`;
 const keyOfPod = (p: Pod): string => `${p.metadata.namespace ?? ''}/${p.metadata.name}`;
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 

@@ -7,8 +7,8 @@
 // deletes its own judgement allows, and the executor judges again on state read for it).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { execute, type ExecutorDeps } from '../../controller/execute/executor.js';
-import { freshSnapshot } from '../../controller/execute/fresh.js';
+import { executorDeps, snapshotVersions } from '../../controller/execute/deps.js';
+import { execute } from '../../controller/execute/executor.js';
 import { ApiError, type KubeApi } from '../../controller/kube/client.js';
 import { apply } from '../../src/engine/apply.js';
 import { decide } from '../../src/engine/decide.js';
@@ -43,8 +43,10 @@ const scenarios = fc
         }
       : {}),
   }));
+/** The apiserver's definition of a kind the engine reads (none of them is ambiguous, unlike Event). */
+const defOf = (kind: string) => RESOURCES.find((r) => r.kind === kind)!;
 const path = (kind: string, namespace?: string): string => {
-  const d = RESOURCES.find((r) => r.kind === kind && (kind !== 'Event' || r.group === ''))!;
+  const d = defOf(kind);
   const base = d.group ? `/apis/${d.group}/${d.version}` : `/api/${d.version}`;
   return `${base}${d.namespaced && namespace ? `/namespaces/${namespace}` : ''}/${d.resource}`;
 };
@@ -102,7 +104,7 @@ function load(s: Snapshot): { server: ApiServer; setClock: (t: number) => void }
 /** What the apiserver serves, in the form the engine reads (apiVersion and kind on every object). */
 function served(server: ApiServer, namespace: string): Snapshot {
   const typed = <T>(kind: string): T[] => {
-    const d = RESOURCES.find((r) => r.kind === kind && (kind !== 'Event' || r.group === ''))!;
+    const d = defOf(kind);
     const apiVersion = d.group ? `${d.group}/${d.version}` : d.version;
     return server.list(`${d.group}/${d.version}/${d.resource}`).map((o) => ({ apiVersion, kind, ...o }) as T);
   };
@@ -146,26 +148,12 @@ describe('the executor and apply give an action one meaning', () => {
         const s = served(server, built.s.namespace);
         const now = built.now;
         const d = decide(s, now);
-        const versions = new Map<string, string>();
-        const key = (kind: string, name: string, ns?: string) => `${kind}/${ns ?? ''}/${name}`;
-        for (const [kind, list] of [
-          ['NodePool', s.nodePools],
-          ['NodeClaim', s.nodeClaims],
-          ['Node', s.nodes],
-          ['Pod', s.pods],
-        ] as const)
-          for (const o of list as unknown as readonly { metadata: Obj['metadata'] }[])
-            versions.set(key(kind, o.metadata.name, o.metadata.namespace), o.metadata.resourceVersion!);
-        const client = clientOf(server);
-        const deps: ExecutorDeps = {
-          client,
-          resourceVersionOf: (kind, name, ns) => versions.get(key(kind, name, ns)),
-          wrote: (kind, name, ns, rv) => versions.set(key(kind, name, ns), rv),
-          fresh: (a) => freshSnapshot({ client, namespace: s.namespace, withDefaults: (p) => p }, a.nodePool, a.target),
+        const deps = executorDeps({
+          client: clientOf(server),
+          namespace: s.namespace,
+          versions: snapshotVersions(s),
           now: () => now,
-          onEvent: async () => {},
-          onObserve: () => {},
-        };
+        });
         for (const a of d.actions) await execute(a, deps); // a LostRace or Refused fails the property
         expect(essence(served(server, s.namespace))).toEqual(essence(apply(s, d.actions, now)));
       }),

@@ -3,8 +3,8 @@
 // controller/execute/executor.ts — every patch conditioned on the resourceVersion read here, every NodeClaim
 // delete judged again on state read for it from the API and preconditioned on its UID and resourceVersion.
 // What the controller adds around it (reflectors, queue, leadership) is not here: a test decides when a pass runs.
-import { freshSnapshot } from '../../../controller/execute/fresh.js';
-import { execute as executeOn, LostRace, Refused, type ExecutorDeps } from '../../../controller/execute/executor.js';
+import { executorDeps, snapshotVersions } from '../../../controller/execute/deps.js';
+import { execute as executeOn, LostRace, Refused } from '../../../controller/execute/executor.js';
 import { KubeClient } from '../../../controller/kube/client.js';
 import { loadKubeconfigFile } from '../../../controller/kube/kubeconfig.js';
 import { decide } from '../../../src/engine/decide.js';
@@ -30,41 +30,18 @@ export function snapshot(pool: string, namespace: string, policy: string): Snaps
   };
 }
 
-/** What the executor needs, from the snapshot the decision was made on (its resourceVersions). */
-function depsFor(seen: Snapshot): ExecutorDeps {
-  const versions = new Map<string, string>();
-  const key = (kind: string, name: string, ns?: string) => `${kind}/${ns ?? ''}/${name}`;
-  const take = (
-    kind: string,
-    list: readonly { metadata: { name?: string; namespace?: string; resourceVersion?: string } }[],
-  ) => {
-    for (const o of list)
-      if (o.metadata.name && o.metadata.resourceVersion)
-        versions.set(key(kind, o.metadata.name, o.metadata.namespace), o.metadata.resourceVersion);
-  };
-  take('NodePool', seen.nodePools);
-  take('NodeClaim', seen.nodeClaims);
-  take('Node', seen.nodes);
-  take('Pod', seen.pods);
-  return {
-    client: api(),
-    resourceVersionOf: (kind, name, ns) => versions.get(key(kind, name, ns)),
-    wrote: (kind, name, ns, rv) => versions.set(key(kind, name, ns), rv),
-    fresh: (a) =>
-      freshSnapshot({ client: api(), namespace: seen.namespace, withDefaults: (p) => p }, a.nodePool, a.target),
-    now: () => Date.now(),
-    onEvent: async () => {},
-    onObserve: () => {},
-  };
-}
-
 /**
  * Carry `actions` (decided on `seen`) out in order, as the controller's pass does: a lost race (the object
  * changed since it was read) or a refused delete ends the pass, and the next pass decides again. Returns the
  * actions carried out.
  */
 export async function execute(actions: readonly Action[], seen: Snapshot): Promise<Action[]> {
-  const deps = depsFor(seen);
+  const deps = executorDeps({
+    client: api(),
+    namespace: seen.namespace,
+    versions: snapshotVersions(seen),
+    now: () => Date.now(),
+  });
   const done: Action[] = [];
   for (const a of actions) {
     try {
