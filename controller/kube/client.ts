@@ -117,11 +117,7 @@ export class KubeClient implements KubeApi, Wire {
     return true;
   }
 
-  /**
-   * The same client, whose mutating requests (POST, PUT, PATCH, DELETE) are sent only while `fence()` is true:
-   * it is called synchronously right before the request goes to the transport, with no await in between, and
-   * a false answer rejects with NotLeader instead. Reads and watches are not fenced.
-   */
+  /** The same client fenced by leadership (fencedApi). */
   fenced(fence: () => boolean): KubeApi {
     return fencedApi(this, fence);
   }
