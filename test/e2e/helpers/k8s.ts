@@ -313,12 +313,7 @@ function errorText(err: unknown): string {
 
 // --- per-test resources ---
 
-/**
- * Everything a test creates is registered here and removed by `cleanup()`: namespaces first (their pods
- * go), then NodePools (Karpenter deletes their NodeClaims, which drain and go), then cluster-scoped
- * leftovers. cleanup() waits until the NodeClaims of the test's pools are gone, so the next test starts
- * on a quiet cluster.
- */
+/** Everything a test creates is registered here and deleted by `cleanup()` (which says what it waits for). */
 export class TestResources {
   private namespaces: string[] = [];
   private pools: string[] = [];
