@@ -1,7 +1,10 @@
-// npm run sim -- --seeds N [--from S] [--faults a,b] [--trace]: runs seeds S … S+N−1 and, for each failing
-// seed, prints its violations, its replay command and (with --trace, or for the first failure) a readable
-// trace of its last steps. Exits 1 when any seed failed.
+// npm run sim -- --seeds N [--from S] [--faults a,b] [--fault-minutes M] [--swarm] [--trace]: runs seeds
+// S … S+N−1 and, for each failing seed, prints its violations, its replay command and (with --trace, or for the
+// first failure) a readable trace of its last steps. With --swarm each seed runs under its own subset of the
+// faults named (of CI's when none is) for its own time, drawn from the seed as CI draws it (seeds.ts). Exits 1
+// when any seed failed.
 import { parseArgs } from 'node:util';
+import { CI_FAULTS, swarm } from './seeds.js';
 import { FAULTS, runSeed, type Fault } from './sim.js';
 
 const { values } = parseArgs({
@@ -10,7 +13,9 @@ const { values } = parseArgs({
     from: { type: 'string', default: '1' },
     faults: { type: 'string', default: '' },
     trace: { type: 'boolean', default: false },
+    swarm: { type: 'boolean', default: false },
     'horizon-minutes': { type: 'string' },
+    'fault-minutes': { type: 'string' },
   },
 });
 const faults = values.faults.split(',').filter(Boolean) as Fault[];
@@ -29,8 +34,12 @@ let steps = 0;
 let completed = 0;
 const fence = { fenced: 0, takeovers: 0, pauses: 0, restarts: 0 };
 const reasons: Record<string, number> = {};
+const pool = faults.length > 0 ? faults : CI_FAULTS;
 for (let seed = from; seed < from + n; seed++) {
-  const r = await runSeed({ seed, faults, ...(horizonMs ? { horizonMs } : {}) });
+  const run = values.swarm
+    ? swarm(seed, pool)
+    : { seed, faults, ...(values['fault-minutes'] ? { faultMinutes: Number(values['fault-minutes']) } : {}) };
+  const r = await runSeed({ ...run, ...(horizonMs ? { horizonMs } : {}) });
   steps += r.steps;
   completed += r.stats.completed;
   for (const k of ['fenced', 'takeovers', 'pauses', 'restarts'] as const) fence[k] += r.stats[k];
@@ -43,10 +52,11 @@ for (let seed = from; seed < from + n; seed++) {
   if (values.trace || failed.length === 1) console.log(r.trace.map((l) => `    ${l}`).join('\n'));
 }
 const s = (performance.now() - started) / 1000;
+const under = values.swarm ? ` with swarms of ${pool.join(',')}` : faults.length > 0 ? ` with ${faults.join(',')}` : '';
 const used = process.cpuUsage(cpu0);
 const cpu = (used.user + used.system) / 1e6;
 console.log(
-  `\n${n} seeds from ${from}${faults.length > 0 ? ` with ${faults.join(',')}` : ''}: ${n - failed.length} ok, ` +
+  `\n${n} seeds from ${from}${under}: ${n - failed.length} ok, ` +
     `${failed.length} failed${failed.length > 0 ? ` (${failed.join(', ')})` : ''}; ${steps} steps, ` +
     `${completed} rotations completed; ${s.toFixed(1)} s wall (${(n / s).toFixed(1)} seeds/s), ` +
     `${cpu.toFixed(1)} s CPU (${(n / cpu).toFixed(1)} seeds per CPU-second)`,

@@ -45,8 +45,8 @@ export interface SimOptions {
   faults?: readonly Fault[];
   /** Virtual run length at most (ms); a run ends earlier once faults are over and the liveness check holds. */
   horizonMs?: number;
-  /** How long faults last from the start (ms); at most half the horizon. */
-  faultMs?: number;
+  /** How long faults last from the start (minutes, default 30); at most half the horizon. */
+  faultMinutes?: number;
   maxSteps?: number;
 }
 
@@ -81,8 +81,10 @@ const HOUR = 3_600_000;
 const PRIORITY_CLASS = 'noderotation-placeholder';
 export const CONTROLLER = 'controller#';
 
-export function replayCommand(seed: number, faults: readonly Fault[]): string {
-  return `npm run sim -- --seeds 1 --from ${seed}${faults.length > 0 ? ` --faults ${faults.join(',')}` : ''} --trace`;
+export function replayCommand(seed: number, faults: readonly Fault[], faultMinutes?: number): string {
+  const window = faults.length > 0 && faultMinutes !== undefined ? ` --fault-minutes ${faultMinutes}` : '';
+  const named = faults.length > 0 ? ` --faults ${faults.join(',')}` : '';
+  return `npm run sim -- --seeds 1 --from ${seed}${named}${window} --trace`;
 }
 
 export async function runSeed(o: SimOptions): Promise<SimResult> {
@@ -100,7 +102,7 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
     log.push(`${new Date(sched.now).toISOString()} ${line}`);
     if (log.length > 300) log.shift();
   };
-  const faultsUntil = faults.size === 0 ? T0 : T0 + Math.min(horizon / 2, o.faultMs ?? 30 * 60_000);
+  const faultsUntil = faults.size === 0 ? T0 : T0 + Math.min(horizon / 2, (o.faultMinutes ?? 30) * 60_000);
   const live = (): boolean => sched.now < faultsUntil;
   const netFaults = (): TransportFaults =>
     !live()
@@ -286,7 +288,7 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
         reasons: reasonsOf(writes),
       },
       trace,
-      replay: replayCommand(o.seed, [...faults]),
+      replay: replayCommand(o.seed, [...faults], o.faultMinutes),
     };
   } finally {
     Math.random = realRandom;
