@@ -26,7 +26,7 @@ import { WorkQueue } from './queue/work-queue.js';
 import { PoolIndex } from './state/pool-index.js';
 import { anchoredNodes, poolSnapshot, type PoolWorld } from './state/snapshot.js';
 import { policyStatus, statusChanged, type Condition } from './status/policy-status.js';
-import { canonicalJson } from '../src/util/canonical.js';
+import { sameJson } from '../src/util/canonical.js';
 
 export interface ControllerOptions {
   client: KubeApi;
@@ -483,7 +483,7 @@ function specOrMetaChanged(prev: RotationPolicy, cur: RotationPolicy): boolean {
     resourceVersion?: string;
   };
   const { resourceVersion: _b, ...curMeta } = cur.metadata as RotationPolicy['metadata'] & { resourceVersion?: string };
-  return canonicalJson([prevMeta, prev.spec]) !== canonicalJson([curMeta, cur.spec]);
+  return !sameJson([prevMeta, prev.spec], [curMeta, cur.spec]);
 }
 
 const keyOfPod = (p: Pod): string => `${p.metadata.namespace ?? ''}/${p.metadata.name}`;

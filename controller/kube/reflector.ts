@@ -6,7 +6,7 @@
 //  - failures back off exponentially (1 s to 30 s) and are reported through health();
 //  - objects are reduced to a Shape before they are stored, and an update that changes nothing the engine
 //    reads keeps the stored object (same identity: the engine's caches key on it) and reports nothing.
-import { canonicalJson } from '../../src/util/canonical.js';
+import { sameJson } from '../../src/util/canonical.js';
 import type { Clock } from '../queue/clock.js';
 import { ApiError, isGone, typedItems, type Json, type KubeApi, type Query } from './client.js';
 import { pick, type Shape } from './shape.js';
@@ -38,15 +38,18 @@ interface Meta {
 const keyOf = (o: Meta): string =>
   o.metadata?.namespace ? `${o.metadata.namespace}/${o.metadata.name ?? ''}` : (o.metadata?.name ?? '');
 
-/** The part of an object that decides whether it changed for us: everything but its resourceVersion. */
-const contentOf = (o: unknown): string => {
-  const m = o as { metadata?: Record<string, unknown> };
-  return canonicalJson({ ...m, metadata: { ...m.metadata, resourceVersion: undefined } });
+/** Whether an object changed for us: in anything but its resourceVersion. */
+const sameContent = (a: unknown, b: unknown): boolean => {
+  const x = a as { metadata?: Record<string, unknown> };
+  const y = b as { metadata?: Record<string, unknown> };
+  return sameJson(
+    { ...x, metadata: { ...x.metadata, resourceVersion: undefined } },
+    { ...y, metadata: { ...y.metadata, resourceVersion: undefined } },
+  );
 };
 
 export class Reflector<T> {
   private readonly store = new Map<string, T>();
-  private readonly content = new Map<string, string>();
   /** The latest resourceVersion per key: an update that only moved it keeps the stored object. */
   private readonly versions = new Map<string, string>();
   private version: string | null = null;
@@ -192,13 +195,11 @@ export class Reflector<T> {
   private upsert(raw: Json): string {
     const obj = pick(raw, this.spec.shape) as T;
     const key = keyOf(obj as Meta);
-    const content = contentOf(obj);
     const rv = (obj as Meta).metadata?.resourceVersion;
     if (rv) this.versions.set(key, rv);
     const prev = this.store.get(key);
-    if (prev !== undefined && this.content.get(key) === content) return key;
+    if (prev !== undefined && sameContent(prev, obj)) return key;
     this.store.set(key, obj);
-    this.content.set(key, content);
     for (const h of this.handlers) h(key, prev, obj);
     return key;
   }
@@ -207,7 +208,6 @@ export class Reflector<T> {
     const prev = this.store.get(key);
     if (prev === undefined) return;
     this.store.delete(key);
-    this.content.delete(key);
     this.versions.delete(key);
     for (const h of this.handlers) h(key, prev, undefined);
   }

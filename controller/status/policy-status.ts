@@ -13,7 +13,7 @@ import { figureValues } from '../../src/derivation/figure-text.js';
 import { rfc3339 } from '../../src/engine/annotations.js';
 import type { NodePoolRotationStatus } from '../../src/generated/api-types.js';
 import type { PoolReport } from '../../src/engine/types.js';
-import { canonicalJson } from '../../src/util/canonical.js';
+import { sameJson } from '../../src/util/canonical.js';
 import { truncate } from '../../src/util/describe.js';
 
 export interface Condition {
@@ -157,5 +157,5 @@ function condition(type: string, c: Pick<Condition, 'status' | 'reason' | 'messa
 
 /** Whether writing `next` would change anything a reader sees (so an unchanged status is never written). */
 export function statusChanged(prev: Partial<PolicyStatus> | undefined, next: PolicyStatus): boolean {
-  return canonicalJson(prev ?? {}) !== canonicalJson(next);
+  return !sameJson(prev ?? {}, next);
 }

@@ -26,3 +26,29 @@ export function canonicalJson(value: unknown): string {
     .sort();
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
 }
+
+/**
+ * Whether two JSON values are equal as canonicalJson sees them (`canonicalJson(a) === canonicalJson(b)`), without
+ * building either string: key order and `undefined` members do not count. For JSON values (no NaN, functions).
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  // As canonicalJson writes them: `undefined` is null, but for an object's member, which is left out.
+  if (a === undefined) a = null;
+  if (b === undefined) b = null;
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((x, i) => sameJson(x, b[i]));
+  }
+  const x = a as Json;
+  const y = b as Json;
+  let defined = 0;
+  for (const k of Object.keys(x)) {
+    if (x[k] === undefined) continue;
+    defined++;
+    if (!Object.hasOwn(y, k) || !sameJson(x[k], y[k])) return false;
+  }
+  for (const k of Object.keys(y)) if (y[k] !== undefined) defined--;
+  return defined === 0;
+}

@@ -197,6 +197,8 @@ export class ApiServer {
   private readonly snapshots = new Map<string, { rv: number; items: Obj[] }>();
   readonly writes: Write[] = [];
   private readonly commitHooks: ((w: Write) => void)[] = [];
+  /** Paths already parsed (a Parsed is never changed); a path that fails to parse throws every time. */
+  private readonly paths = new Map<string, Parsed>();
 
   constructor(private readonly o: ApiServerOptions) {
     for (const d of RESOURCES) {
@@ -320,7 +322,8 @@ export class ApiServer {
   }
 
   private serve(actor: string, req: Request): unknown {
-    const p = parsePath(req.path);
+    let p = this.paths.get(req.path);
+    if (!p) this.paths.set(req.path, (p = parsePath(req.path)));
     const query = req.query ?? {};
     switch (req.method) {
       case 'GET':
@@ -451,7 +454,9 @@ export class ApiServer {
 
   /** Applies an update's result: system fields kept, status or spec as the subresource allows. */
   private write(actor: string, verb: 'update' | 'patch', p: Parsed, before: Obj, proposed: Obj): Obj {
-    const next = clone(proposed);
+    // `proposed` is the server's own (a copy of the body, or a patch's result, which may share parts with
+    // `before`): stored objects are never changed in place, so copying what this changes is enough.
+    const next: Obj = { ...proposed };
     delete next.apiVersion;
     delete next.kind;
     const bm = before.metadata;
@@ -459,16 +464,16 @@ export class ApiServer {
       // Only the status changes through /status.
       const status = next.status;
       for (const k of Object.keys(next)) delete next[k];
-      Object.assign(next, clone(before));
+      Object.assign(next, before);
       if (status === undefined) delete next.status;
       else next.status = status;
     } else if (p.subresource !== undefined) {
       throw failure(404, `the server could not find the requested resource (subresource ${p.subresource})`);
     } else if (p.def.status) {
       if (before.status === undefined) delete next.status;
-      else next.status = clone(before.status);
+      else next.status = before.status;
     }
-    const m = next.metadata;
+    const m = (next.metadata = { ...next.metadata });
     if (m.name !== bm.name) throw failure(400, 'the name of the object does not match the name on the request');
     if (m.uid !== undefined && m.uid !== bm.uid)
       throw failure(409, `Precondition failed: UID in precondition: ${m.uid}, UID in object meta: ${bm.uid}`);
@@ -532,7 +537,7 @@ export class ApiServer {
       );
     const map = this.store.get(gvr(p.def)) as Map<string, Obj>;
     const key = keyOf(p.namespace, before.metadata.name);
-    const next = clone(before);
+    const next: Obj = { ...before, metadata: { ...before.metadata } };
     const m = next.metadata;
     // Graceful deletion of a Pod bound to a node: the kubelet ends it; gracePeriodSeconds 0 removes it now.
     const bound = p.def.kind === 'Pod' && typeof (before.spec as { nodeName?: string })?.nodeName === 'string';

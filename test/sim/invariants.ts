@@ -192,11 +192,11 @@ export class Invariants {
 }
 
 export interface EndState {
-  pools: Obj[];
-  claims: Obj[];
-  nodes: Obj[];
+  pools: readonly Obj[];
+  claims: readonly Obj[];
+  nodes: readonly Obj[];
   /** Pods in the controller's namespace. */
-  pods: Obj[];
+  pods: readonly Obj[];
   /** Claims that were due for rotation at the start (and not protected by an operator). */
   due: string[];
 }

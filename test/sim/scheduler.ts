@@ -170,6 +170,7 @@ export class Scheduler {
 
   /** When a task may run: its own instant, or its process's resumption. */
   private due(x: Task): number {
+    if (this.pausedUntil.size === 0) return x.at;
     return Math.max(x.at, this.pausedUntil.get(x.owner) ?? -Infinity);
   }
 
@@ -183,40 +184,44 @@ export class Scheduler {
    * when none is, time moves to the earliest due. Returns null when nothing is left, or nothing before `until`.
    */
   step(until = Infinity): Step | null {
-    this.tasks = this.tasks.filter((x) => x.live);
-    if (this.tasks.length === 0) return null;
-    let runnable = this.runnable();
+    // One pass drops the dead tasks (in place, order kept), gathers the runnable ones in task order with the
+    // first timer due last, and finds the earliest instant any task is due.
+    for (const [owner, until] of this.pausedUntil) if (until <= this.t) this.pausedUntil.delete(owner);
+    let firstTimer: Task | undefined;
+    let next = Infinity;
+    const runnable: Task[] = [];
+    let kept = 0;
+    for (const x of this.tasks) {
+      if (!x.live) continue;
+      this.tasks[kept++] = x;
+      const due = this.due(x);
+      if (due < next) next = due;
+      if (due > this.t) continue;
+      if (!x.timer) runnable.push(x);
+      else if (!firstTimer || x.at < firstTimer.at || (x.at === firstTimer.at && x.seq < firstTimer.seq))
+        firstTimer = x;
+    }
+    this.tasks.length = kept;
+    if (kept === 0) return null;
+    if (firstTimer) runnable.push(firstTimer);
     if (runnable.length === 0) {
-      const next = Math.min(...this.tasks.map((x) => this.due(x)));
       if (next > until) return null;
       this.t = next;
-      runnable = this.runnable();
+      return this.step(until);
     }
     const task = this.rng.pick(runnable);
     task.live = false;
     const step = { n: this.steps++, at: this.t, owner: task.owner, label: task.label };
     this.trace.push(step);
-    if (this.trace.length > this.traceSize) this.trace.shift();
+    // Trimmed in halves, not a shift a step: lastSteps() reads the newest traceSize.
+    if (this.trace.length >= 2 * this.traceSize) this.trace.splice(0, this.trace.length - this.traceSize);
     task.run();
     return step;
   }
 
-  private runnable(): Task[] {
-    let firstTimer: Task | undefined;
-    const out: Task[] = [];
-    for (const x of this.tasks) {
-      if (this.due(x) > this.t) continue;
-      if (!x.timer) out.push(x);
-      else if (!firstTimer || x.at < firstTimer.at || (x.at === firstTimer.at && x.seq < firstTimer.seq))
-        firstTimer = x;
-    }
-    if (firstTimer) out.push(firstTimer);
-    return out;
-  }
-
   /** The last steps, oldest first. */
   lastSteps(): readonly Step[] {
-    return this.trace;
+    return this.trace.slice(-this.traceSize);
   }
 }
 

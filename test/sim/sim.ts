@@ -188,10 +188,10 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
     p.replica.start();
   }
   const endState = (): EndState => ({
-    pools: server.list('karpenter.sh/v1/nodepools'),
-    claims: server.list('karpenter.sh/v1/nodeclaims'),
-    nodes: server.list('/v1/nodes'),
-    pods: server.list('/v1/pods').filter((p) => p.metadata.namespace === NS),
+    pools: server.view('karpenter.sh/v1/nodepools'),
+    claims: server.view('karpenter.sh/v1/nodeclaims'),
+    nodes: server.view('/v1/nodes'),
+    pods: server.view('/v1/pods').filter((p) => p.metadata.namespace === NS),
     due,
   });
   const violations: Violation[] = [];

@@ -11,7 +11,7 @@
 //    Node that is gone are collected;
 //  - ReplicaSets: each app keeps its replica count, with a PDB of maxUnavailable 1.
 import type { ApiServer, Obj } from '../apiserver.js';
-import type { Rng, Scheduler } from '../scheduler.js';
+import type { Rng, Scheduler, Task } from '../scheduler.js';
 
 export const NODEPOOL_LABEL = 'karpenter.sh/nodepool';
 export const DO_NOT_DISRUPT = 'karpenter.sh/do-not-disrupt';
@@ -62,8 +62,11 @@ type Claim = Obj & {
   status?: { nodeName?: string; conditions?: { type: string; status: string }[] };
 };
 
+/** What the models read: a write to anything else (a Lease renewal, an Event, a policy's status) wakes none of them. */
+const WATCHED = new Set(['karpenter.sh/v1/nodepools', 'karpenter.sh/v1/nodeclaims', '/v1/nodes', '/v1/pods']);
+
 export class World {
-  private wake: { cancelled: boolean } | null = null;
+  private wake: Task | null = null;
   private wakeAt = Infinity;
   private claims = 0;
   readonly apps: App[] = [];
@@ -75,7 +78,7 @@ export class World {
     private readonly timing: KarpenterTiming = TIMING,
   ) {
     server.onCommit((w) => {
-      if (w.actor !== 'world') this.poke(this.rng.int(...this.timing.react));
+      if (w.actor !== 'world' && WATCHED.has(w.resource)) this.poke(this.rng.int(...this.timing.react));
     });
   }
 
@@ -83,12 +86,10 @@ export class World {
   poke(delayMs: number): void {
     const at = this.sched.now + delayMs;
     if (this.wake && this.wakeAt <= at) return;
-    if (this.wake) this.wake.cancelled = true;
-    const wake = { cancelled: false };
-    this.wake = wake;
+    // The later look is dropped, not run as an empty step.
+    if (this.wake) this.wake.live = false;
     this.wakeAt = at;
-    this.sched.add('world', 'world: reconcile', delayMs, () => {
-      if (wake.cancelled) return;
+    this.wake = this.sched.add('world', 'world: reconcile', delayMs, () => {
       this.wake = null;
       this.wakeAt = Infinity;
       this.reconcile();
