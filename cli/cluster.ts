@@ -4,10 +4,8 @@
 // same validation and messages apply to them as to -f files; an object given with -f replaces the cluster's
 // object of the same kind and name, which is how `-f changed-plan.yaml --from-cluster` shows a change against
 // the real fleet.
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiError, KubeClient } from '../controller/kube/client.js';
+import { KubeconfigError, resolveKubeconfig, type KubeAuth } from '../controller/kube/kubeconfig.js';
 import { UsageError } from './io.js';
 
 export interface ClusterFlags {
@@ -54,61 +52,18 @@ export interface ClusterObjects {
   notes: string[];
 }
 
-/**
- * The kubeconfig as kubectl resolves it, with --context applied; a UsageError naming what failed. client-node
- * is imported here, on first use, not with the CLI: the controller runs from the same entry point and its
- * resident memory should not carry client-node's 65 MB of API models (docs/benchmarks.md).
- */
-export async function clusterConfig(flags: ClusterFlags, env: NodeJS.ProcessEnv = process.env): Promise<KubeConfig> {
-  const { KubeConfig } = await import('@kubernetes/client-node');
-  const kc = new KubeConfig();
-  const files = flags.kubeconfig
-    ? [flags.kubeconfig]
-    : (env.KUBECONFIG ?? '').split(path.delimiter).filter((f) => f !== '');
-  const home = env.HOME ? path.join(env.HOME, '.kube', 'config') : undefined;
-  const which = flags.kubeconfig
-    ? `--kubeconfig ${flags.kubeconfig}`
-    : files.length > 0
-      ? `KUBECONFIG ${files.join(path.delimiter)}`
-      : (home ?? 'the in-cluster ServiceAccount');
+/** The kubeconfig as kubectl resolves it, with --context applied; a UsageError naming what failed. */
+export function clusterConfig(flags: ClusterFlags, env: NodeJS.ProcessEnv = process.env): KubeAuth {
   try {
-    if (files.length > 0) {
-      // kubectl's merge: the first file's current-context wins; later files add what the first lacks.
-      kc.loadFromFile(files[0] as string);
-      for (const file of files.slice(1)) {
-        const more = new KubeConfig();
-        more.loadFromFile(file);
-        kc.mergeConfig(more, true);
-      }
-    } else if (home && existsSync(home)) kc.loadFromFile(home);
-    else if (env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster();
-    else
-      throw new UsageError(
-        '--from-cluster: no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, or create ~/.kube/config',
-      );
+    return resolveKubeconfig(flags, env, 'kubectl').auth;
   } catch (e) {
-    if (e instanceof UsageError) throw e;
-    throw new UsageError(`--from-cluster: cannot load ${which}: ${(e as Error).message}`);
+    if (e instanceof KubeconfigError) throw new UsageError(`--from-cluster: ${e.message}`);
+    throw e;
   }
-  if (flags.context !== undefined) {
-    if (!kc.getContextObject(flags.context)) {
-      const known = kc.getContexts().map((c) => c.name);
-      throw new UsageError(
-        `--context ${flags.context}: no such context in the kubeconfig; ` +
-          `it has ${known.length ? known.join(', ') : 'none'}`,
-      );
-    }
-    kc.setCurrentContext(flags.context);
-  }
-  if (!kc.getCurrentCluster())
-    throw new UsageError(
-      '--from-cluster: the kubeconfig names no current cluster; pass --kubeconfig FILE, set KUBECONFIG, or --context',
-    );
-  return kc;
 }
 
 /** Every NodePool, NodeClaim, RotationPolicy and MaintenancePlan in the cluster, in name order per kind. */
-export async function readCluster(kc: KubeConfig): Promise<ClusterObjects> {
+export async function readCluster(kc: KubeAuth): Promise<ClusterObjects> {
   const client = new KubeClient(kc);
   const source = `${SOURCE_PREFIX}context ${kc.getCurrentContext() || 'in-cluster'})`;
   const objects: Record<string, unknown>[] = [];

@@ -33,7 +33,7 @@ export async function commandInputs(
       throw new UsageError('--kubeconfig and --context read a cluster: add --from-cluster');
     return readCommandInputs(values.filename ?? [], io);
   }
-  const kc = await clusterConfig({ kubeconfig: values.kubeconfig, context: values.context }, io.env ?? process.env);
+  const kc = clusterConfig({ kubeconfig: values.kubeconfig, context: values.context }, io.env ?? process.env);
   return readCommandInputs(values.filename ?? [], io, await readCluster(kc), options);
 }
 

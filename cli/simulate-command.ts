@@ -199,7 +199,7 @@ async function runWhatIf(
   const sample = parseSample(values.sample);
   const duration = parseSimDuration(values.duration ?? '60d');
   const now = parseNow(values.now, io.now);
-  const cluster = await readCluster(await clusterConfig(values, io.env ?? process.env));
+  const cluster = await readCluster(clusterConfig(values, io.env ?? process.env));
   const after = readCommandInputs(values.filename ?? [], io, cluster);
   // The same cluster without the files: its notes were just printed for `after`, so not twice.
   const before = readCommandInputs([], { ...io, stderr: { write: () => true } }, cluster);

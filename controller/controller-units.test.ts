@@ -374,10 +374,10 @@ describe('controller flags', () => {
   for (const c of cases) {
     it(c.reason, () => {
       if (c.error) {
-        expect(() => parseControllerFlags(c.args, {})).toThrow(ControllerUsageError);
-        expect(() => parseControllerFlags(c.args, {})).toThrow(c.error);
+        expect(() => parseControllerFlags(c.args)).toThrow(ControllerUsageError);
+        expect(() => parseControllerFlags(c.args)).toThrow(c.error);
       } else {
-        expect(parseControllerFlags(c.args, {})).toMatchObject({
+        expect(parseControllerFlags(c.args)).toMatchObject({
           namespace: 'node-rotation-system',
           metrics: { host: '0.0.0.0', port: 8080 },
           health: { host: '0.0.0.0', port: 8081 },
@@ -390,14 +390,14 @@ describe('controller flags', () => {
   }
 
   it('no kubeconfig and not in a cluster: a usage error saying what to pass, not a crash', () => {
-    expect(() => loadKubeConfig(undefined, {})).toThrow(/no kubeconfig: pass --kubeconfig FILE or set KUBECONFIG/);
+    expect(() => loadKubeConfig(undefined, {})).toThrow(/no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG/);
     expect(() => loadKubeConfig('/nonexistent/kubeconfig', {})).toThrow(ControllerUsageError);
   });
 
-  it('bind address 0 disables an endpoint; KUBECONFIG is the fallback for --kubeconfig', () => {
+  it('bind address 0 disables an endpoint; --kubeconfig is the flag alone (KUBECONFIG is read when resolving)', () => {
     expect(parseBindAddress('metrics-bind-address', '0')).toBeNull();
-    expect(parseControllerFlags([], { KUBECONFIG: '/k' }).kubeconfig).toBe('/k');
-    expect(parseControllerFlags(['--kubeconfig', '/x'], { KUBECONFIG: '/k' }).kubeconfig).toBe('/x');
+    expect(parseControllerFlags([]).kubeconfig).toBeUndefined();
+    expect(parseControllerFlags(['--kubeconfig', '/x']).kubeconfig).toBe('/x');
   });
 });
 

@@ -1,8 +1,8 @@
-// The controller runs from the CLI's entry point, and its resident memory is part of what it promises
-// (docs/benchmarks.md): @kubernetes/client-node's generated API models cost 65 MB the moment they are
-// imported. So no module the entry point loads statically may import it; the CLI's --from-cluster loads it on
-// first use (cli/cluster.ts). This walks the static import graph from the entry point.
-import { readFileSync } from 'node:fs';
+// The program (cli/, controller/, functions/, src/) does not use @kubernetes/client-node: its generated API models
+// cost 65 MB of resident memory the moment they are imported (docs/benchmarks.md), and the one kubeconfig reader
+// (controller/kube/kubeconfig.ts) serves the CLI and the controller alike. The tests and the benchmark may use it
+// (a devDependency). This walks the static import graph from the entry point, and reads every program module.
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -30,11 +30,24 @@ function graph(entry: string): { files: Set<string>; packages: Set<string> } {
   return { files, packages };
 }
 
-describe('what the controller process loads', () => {
+describe('what the program loads', () => {
   it('no module reachable from the CLI entry point imports @kubernetes/client-node statically', () => {
     const { files, packages } = graph(join(ROOT, 'cli/main.ts'));
     expect(files.has(join(ROOT, 'controller/controller.ts'))).toBe(true); // the walk reaches the controller
-    expect(files.has(join(ROOT, 'cli/cluster.ts'))).toBe(true); // and the lazy importer itself
+    expect(files.has(join(ROOT, 'cli/cluster.ts'))).toBe(true); // and --from-cluster's reader
     expect([...packages].filter((p) => p.startsWith('@kubernetes/'))).toEqual([]);
+  });
+
+  it('no program module imports it at all, not even lazily', () => {
+    const modules = ['cli', 'controller', 'functions', 'src'].flatMap((d) =>
+      readdirSync(join(ROOT, d), { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+        .map((f) => join(d, f)),
+    );
+    expect(modules.length).toBeGreaterThan(50);
+    const importers = modules.filter((f) =>
+      /from '@kubernetes\/|import\('@kubernetes\//.test(readFileSync(join(ROOT, f), 'utf8')),
+    );
+    expect(importers).toEqual([]);
   });
 });

@@ -7,7 +7,7 @@ import type http from 'node:http';
 import { parseArgs } from 'node:util';
 import { close, listen, metricsHandler, parseBindAddress, probeHandler } from './http.js';
 import { KubeClient } from './kube/client.js';
-import { loadInCluster, loadKubeconfigFile, type KubeAuth } from './kube/kubeconfig.js';
+import { KubeconfigError, resolveKubeconfig, type KubeAuth } from './kube/kubeconfig.js';
 import { jsonLogger, type Level } from './log.js';
 import { ControllerMetrics } from './metrics.js';
 import { realClock } from './queue/clock.js';
@@ -37,7 +37,7 @@ export interface ControllerFlags {
 const LEVELS: readonly Level[] = ['debug', 'info', 'warn', 'error'];
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
-export function parseControllerFlags(args: string[], env: NodeJS.ProcessEnv): ControllerFlags {
+export function parseControllerFlags(args: string[]): ControllerFlags {
   const { values } = parseArgs({
     args,
     options: {
@@ -76,7 +76,7 @@ export function parseControllerFlags(args: string[], env: NodeJS.ProcessEnv): Co
     }
   };
   return {
-    kubeconfig: values.kubeconfig ?? env.KUBECONFIG,
+    kubeconfig: values.kubeconfig,
     namespace,
     metrics: bind('metrics-bind-address'),
     health: bind('health-probe-bind-address'),
@@ -89,24 +89,17 @@ export function parseControllerFlags(args: string[], env: NodeJS.ProcessEnv): Co
   };
 }
 
-/** --kubeconfig, else $KUBECONFIG, else the in-cluster ServiceAccount; a failure names what was tried. */
+/**
+ * The kubeconfig as a controller looks for it (controller-runtime's order: --kubeconfig, else KUBECONFIG, else
+ * in-cluster, else ~/.kube/config); a failure names what was tried.
+ */
 export function loadKubeConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): KubeAuth {
-  let kc: KubeAuth;
-  if (!file && !env.KUBERNETES_SERVICE_HOST)
-    throw new ControllerUsageError(
-      'no kubeconfig: pass --kubeconfig FILE or set KUBECONFIG, or run in a cluster (KUBERNETES_SERVICE_HOST unset)',
-    );
   try {
-    kc = file ? loadKubeconfigFile(file) : loadInCluster(env);
+    return resolveKubeconfig({ kubeconfig: file }, env, 'controller').auth;
   } catch (e) {
-    const tried = file
-      ? `--kubeconfig/KUBECONFIG ${file}`
-      : 'the in-cluster ServiceAccount (no --kubeconfig, no KUBECONFIG)';
-    throw new ControllerUsageError(`cannot load ${tried}: ${(e as Error).message}`);
+    if (e instanceof KubeconfigError) throw new ControllerUsageError(e.message);
+    throw e;
   }
-  if (!kc.getCurrentCluster())
-    throw new ControllerUsageError(`no current cluster in ${file ?? 'the in-cluster config'}`);
-  return kc;
 }
 
 export interface ControllerIo {
@@ -118,7 +111,7 @@ export interface ControllerIo {
 
 /** Runs until stopped. Returns the exit status: 0 after an orderly stop, 1 when leadership was lost. */
 export async function runController(args: string[], io: ControllerIo): Promise<number> {
-  const flags = parseControllerFlags(args, io.env);
+  const flags = parseControllerFlags(args);
   const log = jsonLogger(flags.logLevel, (l) => io.stderr.write(l));
   const identity = `${hostname()}_${randomUUID()}`;
   const metrics = new ControllerMetrics();

@@ -1,18 +1,23 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { loadInCluster, loadKubeconfigFile, type KubeAuth } from './kubeconfig.js';
+import { loadInCluster, loadKubeconfig, loadKubeconfigFile, resolveKubeconfig, type KubeAuth } from './kubeconfig.js';
 
 const dirs: string[] = [];
+const lasting: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
+afterAll(() => {
+  for (const d of lasting.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+/** A directory with `files`, removed after the test (or, made outside any test, after the file). */
 function dir(files: Record<string, string>): string {
   const d = mkdtempSync(path.join(tmpdir(), 'kubeconfig-test-'));
-  dirs.push(d);
+  (expect.getState().currentTestName === undefined ? lasting : dirs).push(d);
   for (const [name, text] of Object.entries(files)) writeFileSync(path.join(d, name), text);
   return d;
 }
@@ -93,7 +98,104 @@ describe('kubeconfig', () => {
       /client-certificate without client-key/,
     );
     const none = dir({ config: stringify({ 'current-context': 'gone', contexts: [] }) });
-    expect(() => loadKubeconfigFile(path.join(none, 'config'))).toThrow(/no context named "gone"/);
+    expect(() => loadKubeconfigFile(path.join(none, 'config'))).toThrow(/current-context gone: no such context/);
     expect(() => loadInCluster({}, none)).toThrow(/KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT/);
+  });
+});
+
+describe('KUBECONFIG lists, merged as kubectl merges them', () => {
+  const file = (doc: Record<string, unknown>, extra: Record<string, string> = {}): string =>
+    path.join(dir({ config: stringify(doc), ...extra }), 'config');
+  const cluster = (name: string, server: string, more: Record<string, unknown> = {}) => ({
+    name,
+    cluster: { server, ...more },
+  });
+
+  it('the first file to set current-context or name an entry wins; paths stay relative to their own file', async () => {
+    const a = file(
+      {
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        clusters: [cluster('c', 'https://a:1', { 'certificate-authority': 'ca.crt' })],
+      },
+      { 'ca.crt': 'CA-A' },
+    );
+    const b = file(
+      {
+        'current-context': 'x',
+        contexts: [{ name: 'x', context: { cluster: 'other', user: 'other' } }],
+        clusters: [cluster('c', 'https://b:1')],
+        users: [{ name: 'u', user: { tokenFile: 'token' } }],
+      },
+      { token: 'from-b' },
+    );
+    const kc = loadKubeconfig([a, b]);
+    expect([kc.getCurrentContext(), kc.getCurrentCluster()]).toEqual(['x', { server: 'https://a:1' }]);
+    const o = await options(kc);
+    expect([String(o.ca), o.headers]).toEqual(['CA-A', { Accept: 'application/json', Authorization: 'Bearer from-b' }]);
+    expect(loadKubeconfig([a, b], 'x').getCurrentContext()).toBe('x');
+    expect(() => loadKubeconfig([a, b], 'y')).toThrow('--context y: no such context; the kubeconfig has x');
+  });
+});
+
+describe('where the kubeconfig is looked for', () => {
+  const sa = dir({ 'ca.crt': 'SACA', token: 'sa-token' });
+  const kubeconfigAt = (server: string): string => path.join(dir(kubeconfig({ token: 't' }, { server })), 'config');
+  const homeOf = (file: string): string => {
+    const home = dir({});
+    mkdirSync(path.join(home, '.kube'));
+    writeFileSync(path.join(home, '.kube', 'config'), readFileSync(file));
+    return home;
+  };
+  const flag = kubeconfigAt('https://flag:1');
+  const listed = kubeconfigAt('https://listed:1');
+  const HOME = homeOf(kubeconfigAt('https://home:1'));
+  const inCluster = { KUBERNETES_SERVICE_HOST: 'pod', KUBERNETES_SERVICE_PORT: '443' };
+
+  it.each([
+    {
+      reason: '--kubeconfig before all',
+      flags: { kubeconfig: flag },
+      env: { KUBECONFIG: listed, HOME, ...inCluster },
+      kubectl: 'flag',
+      controller: 'flag',
+    },
+    {
+      reason: 'then KUBECONFIG',
+      flags: {},
+      env: { KUBECONFIG: listed, HOME, ...inCluster },
+      kubectl: 'listed',
+      controller: 'listed',
+    },
+    {
+      reason: 'kubectl: ~/.kube/config before the ServiceAccount; a controller: the other way round',
+      flags: {},
+      env: { HOME, ...inCluster },
+      kubectl: 'home',
+      controller: 'pod',
+    },
+    { reason: 'only ~/.kube/config', flags: {}, env: { HOME }, kubectl: 'home', controller: 'home' },
+    {
+      reason: 'only the ServiceAccount',
+      flags: {},
+      env: { HOME: dir({}), ...inCluster },
+      kubectl: 'pod',
+      controller: 'pod',
+    },
+  ])('$reason', ({ flags, env, kubectl, controller }) => {
+    const host = (order: 'kubectl' | 'controller'): string =>
+      new URL(resolveKubeconfig(flags, env, order, sa).auth.getCurrentCluster()?.server ?? '').hostname;
+    expect({ kubectl: host('kubectl'), controller: host('controller') }).toEqual({ kubectl, controller });
+  });
+
+  it('what was tried is named when nothing is found or it cannot be read', () => {
+    expect(() => resolveKubeconfig({}, {}, 'controller', sa)).toThrow(
+      'no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, create ~/.kube/config, or run in a cluster',
+    );
+    expect(() => resolveKubeconfig({ context: 'z' }, inCluster, 'kubectl', sa)).toThrow(
+      'cannot load the in-cluster ServiceAccount: --context z needs a kubeconfig file',
+    );
+    expect(() => resolveKubeconfig({}, { KUBECONFIG: `${listed}${path.delimiter}/nope` }, 'kubectl', sa)).toThrow(
+      /cannot load KUBECONFIG .*nope: ENOENT/,
+    );
   });
 });

@@ -1,22 +1,26 @@
-// How the controller reaches and authenticates to the apiserver: a kubeconfig file or the in-cluster
-// ServiceAccount, read here instead of through @kubernetes/client-node, whose import alone loads its generated
-// API models (65 MB of a 134 MB process in the fleet benchmark, docs/benchmarks.md) for the two things the
-// controller needs: the server URL and the TLS/auth options of each request.
+// How the controller and the CLI reach and authenticate to the apiserver: kubeconfig files or the in-cluster
+// ServiceAccount, read here — the one kubeconfig reader of the program — instead of through
+// @kubernetes/client-node, whose import alone loads its generated API models (65 MB of a 134 MB process in the
+// fleet benchmark, docs/benchmarks.md) for the two things needed: the server URL and the TLS/auth options of
+// each request.
 //
-// Supported, as kubectl reads them: clusters (server, certificate-authority[-data], insecure-skip-tls-verify,
+// Supported, as kubectl reads them: KUBECONFIG lists merged as kubectl merges them, contexts (the current one
+// or one asked for), clusters (server, certificate-authority[-data], insecure-skip-tls-verify,
 // tls-server-name), users (client-certificate[-data] + client-key[-data], token, tokenFile, exec plugins of
 // client.authentication.k8s.io v1/v1beta1) and the in-cluster ServiceAccount (token re-read, as it rotates).
 // Anything else (auth-provider, username/password) is refused with the field's name.
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type https from 'node:https';
 import path from 'node:path';
 import { parse } from 'yaml';
 
-/** What KubeClient needs of a kubeconfig (client-node's KubeConfig has the same two methods). */
+/** What KubeClient needs of a kubeconfig (client-node's KubeConfig has the same methods). */
 export interface KubeAuth {
   getCurrentCluster(): { server: string } | null;
   applyToHTTPSOptions(options: https.RequestOptions): Promise<void>;
+  /** The context used; '' for the in-cluster ServiceAccount. */
+  getCurrentContext(): string;
 }
 
 interface NamedCluster {
@@ -49,9 +53,13 @@ interface NamedUser {
     username?: string;
   };
 }
+interface NamedContext {
+  name: string;
+  context?: { cluster?: string; user?: string };
+}
 interface KubeconfigFile {
   'current-context'?: string;
-  contexts?: { name: string; context?: { cluster?: string; user?: string } }[];
+  contexts?: NamedContext[];
   clusters?: NamedCluster[];
   users?: NamedUser[];
 }
@@ -68,10 +76,15 @@ class Auth implements KubeAuth {
     private readonly server: string,
     private readonly tls: { ca?: Buffer; insecure: boolean; servername?: string },
     private readonly credential: () => Promise<{ value: Credential; until: number }>,
+    private readonly context = '',
   ) {}
 
   getCurrentCluster(): { server: string } {
     return { server: this.server };
+  }
+
+  getCurrentContext(): string {
+    return this.context;
   }
 
   async applyToHTTPSOptions(o: https.RequestOptions): Promise<void> {
@@ -88,41 +101,82 @@ class Auth implements KubeAuth {
 
 const FOREVER = Number.MAX_SAFE_INTEGER;
 
-/** The current context's cluster and user of a kubeconfig file. */
-export function loadKubeconfigFile(file: string): KubeAuth {
-  const doc = (parse(readFileSync(file, 'utf8')) ?? {}) as KubeconfigFile;
-  const dir = path.dirname(path.resolve(file));
-  const rel = (p: string): string => path.resolve(dir, p);
-  const ctxName = doc['current-context'];
+/** An entry of a merged kubeconfig, with the directory its relative paths are relative to (its file's). */
+type Entry<T> = T & { dir: string };
+
+/**
+ * Kubeconfig files merged as kubectl merges a KUBECONFIG list: the first file to set current-context sets it,
+ * and the first file to name a context, cluster or user defines it; then `context` (--context), if given,
+ * replaces the current context. Returns the chosen context's cluster and user.
+ */
+export function loadKubeconfig(files: readonly string[], context?: string): KubeAuth {
+  if (files.length === 0) throw new Error('no kubeconfig file');
+  let current: string | undefined;
+  const contexts = new Map<string, NamedContext['context']>();
+  const clusters = new Map<string, Entry<NonNullable<NamedCluster['cluster']>>>();
+  const users = new Map<string, Entry<NonNullable<NamedUser['user']>>>();
+  for (const file of files) {
+    const doc = (parse(readFileSync(file, 'utf8')) ?? {}) as KubeconfigFile;
+    const dir = path.dirname(path.resolve(file));
+    current ??= doc['current-context'] || undefined;
+    for (const c of doc.contexts ?? []) if (!contexts.has(c.name)) contexts.set(c.name, c.context ?? {});
+    for (const c of doc.clusters ?? []) if (!clusters.has(c.name)) clusters.set(c.name, { ...c.cluster, dir });
+    for (const u of doc.users ?? []) if (!users.has(u.name)) users.set(u.name, { ...u.user, dir });
+  }
+  const ctxName = context ?? current;
   if (!ctxName) throw new Error('current-context is not set');
-  const ctx = doc.contexts?.find((c) => c.name === ctxName)?.context;
-  if (!ctx) throw new Error(`contexts: no context named "${ctxName}" (current-context)`);
-  const cluster = doc.clusters?.find((c) => c.name === ctx.cluster)?.cluster;
+  const ctx = contexts.get(ctxName);
+  if (!ctx) {
+    const known = [...contexts.keys()];
+    const has = `the kubeconfig has ${known.length > 0 ? known.join(', ') : 'none'}`;
+    throw new Error(
+      context !== undefined
+        ? `--context ${ctxName}: no such context; ${has}`
+        : `current-context ${ctxName}: no such context; ${has}`,
+    );
+  }
+  const cluster = clusters.get(ctx.cluster ?? '');
   if (!cluster?.server) throw new Error(`clusters: no cluster "${ctx.cluster ?? ''}" with a server`);
-  const user = doc.users?.find((u) => u.name === ctx.user)?.user ?? {};
+  return authOf(ctxName, ctx.user ?? '', cluster, users.get(ctx.user ?? '') ?? { dir: cluster.dir });
+}
+
+/** The current context's cluster and user of one kubeconfig file. */
+export function loadKubeconfigFile(file: string): KubeAuth {
+  return loadKubeconfig([file]);
+}
+
+function authOf(
+  ctxName: string,
+  userName: string,
+  cluster: Entry<NonNullable<NamedCluster['cluster']>>,
+  user: Entry<NonNullable<NamedUser['user']>>,
+): KubeAuth {
+  const rel = (p: string, dir: string): string => path.resolve(dir, p);
   if (user['auth-provider'] !== undefined) {
-    throw new Error(`users[${ctx.user ?? ''}].auth-provider is not supported: use an exec plugin or a token`);
+    throw new Error(`users[${userName}].auth-provider is not supported: use an exec plugin or a token`);
   }
   if (user.username !== undefined) {
-    throw new Error(`users[${ctx.user ?? ''}].username (basic auth) is not supported: use a token or a certificate`);
+    throw new Error(`users[${userName}].username (basic auth) is not supported: use a token or a certificate`);
   }
   const ca = cluster['certificate-authority-data']
     ? Buffer.from(cluster['certificate-authority-data'], 'base64')
     : cluster['certificate-authority']
-      ? readFileSync(rel(cluster['certificate-authority']))
+      ? readFileSync(rel(cluster['certificate-authority'], cluster.dir))
       : undefined;
   const fixed: Credential = {};
   const cert = user['client-certificate-data'] ?? user['client-certificate'];
   if (cert !== undefined) {
     fixed.cert = user['client-certificate-data']
       ? Buffer.from(cert, 'base64').toString()
-      : readFileSync(rel(cert), 'utf8');
+      : readFileSync(rel(cert, user.dir), 'utf8');
     const keyData = user['client-key-data'];
     const keyFile = user['client-key'];
     if (keyData === undefined && keyFile === undefined) {
-      throw new Error(`users[${ctx.user ?? ''}]: client-certificate without client-key`);
+      throw new Error(`users[${userName}]: client-certificate without client-key`);
     }
-    fixed.key = keyData ? Buffer.from(keyData, 'base64').toString() : readFileSync(rel(keyFile as string), 'utf8');
+    fixed.key = keyData
+      ? Buffer.from(keyData, 'base64').toString()
+      : readFileSync(rel(keyFile as string, user.dir), 'utf8');
   }
   if (user.token !== undefined) fixed.token = user.token;
   const tokenFile = user.tokenFile;
@@ -132,16 +186,20 @@ export function loadKubeconfigFile(file: string): KubeAuth {
     : tokenFile
       ? // Re-read every minute: such files are rotated by whoever writes them.
         () =>
-          Promise.resolve({ value: { ...fixed, token: readFileSync(rel(tokenFile), 'utf8').trim() }, until: soon() })
+          Promise.resolve({
+            value: { ...fixed, token: readFileSync(rel(tokenFile, user.dir), 'utf8').trim() },
+            until: soon(),
+          })
       : () => Promise.resolve({ value: fixed, until: FOREVER });
   return new Auth(
-    cluster.server,
+    cluster.server as string,
     {
       ca,
       insecure: cluster['insecure-skip-tls-verify'] === true,
       ...(cluster['tls-server-name'] ? { servername: cluster['tls-server-name'] } : {}),
     },
     credential,
+    ctxName,
   );
 }
 
@@ -188,4 +246,64 @@ async function runExec(exec: ExecConfig, server: string): Promise<{ value: Crede
   if (status.clientKeyData) value.key = status.clientKeyData;
   const expires = status.expirationTimestamp ? Date.parse(status.expirationTimestamp) : NaN;
   return { value, until: Number.isFinite(expires) ? expires - 10_000 : FOREVER };
+}
+
+/**
+ * Where a kubeconfig is looked for, in order. kubectl (the CLI): --kubeconfig, else KUBECONFIG, else
+ * ~/.kube/config, else the in-cluster ServiceAccount. A controller (controller-runtime's GetConfig, which the
+ * reference controller and Karpenter use): --kubeconfig, else KUBECONFIG, else in-cluster, else ~/.kube/config —
+ * in a Pod the ServiceAccount wins over a stray file.
+ */
+export type LookupOrder = 'kubectl' | 'controller';
+
+export interface Resolved {
+  auth: KubeAuth;
+  /** What was read, for messages: `--kubeconfig F`, `KUBECONFIG A:B`, `~/.kube/config` or the ServiceAccount. */
+  source: string;
+}
+
+/** A kubeconfig could not be found or read: the message names what was tried and what failed. */
+export class KubeconfigError extends Error {}
+
+/** Finds and reads the kubeconfig as `order` says, with `context` (--context) applied to files. */
+export function resolveKubeconfig(
+  flags: { kubeconfig?: string | undefined; context?: string | undefined },
+  env: NodeJS.ProcessEnv,
+  order: LookupOrder,
+  serviceAccountDir = SERVICE_ACCOUNT_DIR,
+): Resolved {
+  const listed = (env.KUBECONFIG ?? '').split(path.delimiter).filter((f) => f !== '');
+  const home = env.HOME ? path.join(env.HOME, '.kube', 'config') : undefined;
+  const inCluster = env.KUBERNETES_SERVICE_HOST !== undefined && env.KUBERNETES_SERVICE_HOST !== '';
+  type Source = { source: string; load: () => KubeAuth };
+  const files = (source: string, list: string[]): Source => ({
+    source,
+    load: () => loadKubeconfig(list, flags.context),
+  });
+  const sa: Source = {
+    source: 'the in-cluster ServiceAccount',
+    load: () => {
+      if (flags.context !== undefined) throw new Error(`--context ${flags.context} needs a kubeconfig file`);
+      return loadInCluster(env, serviceAccountDir);
+    },
+  };
+  const homeFile = home && existsSync(home) ? files('~/.kube/config', [home]) : null;
+  const chosen: Source | null = flags.kubeconfig
+    ? files(`--kubeconfig ${flags.kubeconfig}`, [flags.kubeconfig])
+    : listed.length > 0
+      ? files(`KUBECONFIG ${listed.join(path.delimiter)}`, listed)
+      : order === 'kubectl'
+        ? (homeFile ?? (inCluster ? sa : null))
+        : inCluster
+          ? sa
+          : homeFile;
+  if (!chosen)
+    throw new KubeconfigError(
+      'no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, create ~/.kube/config, or run in a cluster',
+    );
+  try {
+    return { auth: chosen.load(), source: chosen.source };
+  } catch (e) {
+    throw new KubeconfigError(`cannot load ${chosen.source}: ${(e as Error).message}`);
+  }
 }

@@ -422,6 +422,7 @@ describe('the fenced client: the check is made right before the transport', () =
   const client = (whileSigning: () => void = () => undefined): KubeClient =>
     new KubeClient({
       getCurrentCluster: () => ({ server: url }),
+      getCurrentContext: () => 'test',
       applyToHTTPSOptions: async () => {
         whileSigning();
         await Promise.resolve();
