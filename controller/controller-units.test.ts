@@ -2,9 +2,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { PoolReport } from '../src/engine/types.js';
 import { A } from '../src/engine/annotations.js';
-import { nextPass, STATUS_RETRY_MS } from './controller.js';
+import { poolReport as report } from '../test/support/fixtures.js';
 import { eventObject } from './execute/events.js';
 import { annotationPatch } from './execute/executor.js';
 import { actionKey, matchesFailpoint, pausepoint } from './execute/failpoint.js';
@@ -17,33 +16,6 @@ import { ControllerMetrics } from './metrics.js';
 import { NODE, pick, POD, ROTATIONPOLICY } from './kube/shape.js';
 import { anchoredNodes } from './state/snapshot.js';
 import { policyStatus, statusChanged } from './status/policy-status.js';
-
-/** A pool's report with every field at its idle value, and `over` on top. */
-const report = (over: Partial<PoolReport>): PoolReport => ({
-  nodePool: 'a',
-  policy: 'p',
-  governance: 'governed',
-  conflictingPolicies: [],
-  windowOpen: false,
-  windowClosesAt: null,
-  windowOpensAt: null,
-  frozenUntil: null,
-  freezeUnreadable: null,
-  lastRotationAt: null,
-  lastFailureAt: null,
-  candidates: 0,
-  inProgress: false,
-  activeRotation: null,
-  mode: null,
-  phase: null,
-  shortLead: [],
-  drainStuck: false,
-  retryCountMax: 0,
-  figures: null,
-  findings: [],
-  idle: null,
-  ...over,
-});
 
 describe('shapes keep exactly what the engine reads', () => {
   it('a Node loses managedFields, images, heartbeats, nodeInfo; keeps labels, taints, Ready, allocatable', () => {
@@ -438,16 +410,5 @@ describe('failpoint keys (crash tests)', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
-});
-
-describe('a status write that lost a race', () => {
-  it('brings the pass back shortly, or at the engine wake-up if sooner; otherwise the engine alone decides', () => {
-    const now = 1_000_000;
-    expect(nextPass(null, false, now)).toBeNull(); // idle pool, status written: no pass until an event
-    expect(nextPass(null, true, now)).toBe(now + STATUS_RETRY_MS); // the stale status would stay: come back
-    expect(nextPass(now + 60_000, true, now)).toBe(now + STATUS_RETRY_MS);
-    expect(nextPass(now + 10, true, now)).toBe(now + 10);
-    expect(nextPass(now + 60_000, false, now)).toBe(now + 60_000);
   });
 });

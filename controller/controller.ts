@@ -2,8 +2,7 @@
 // per NodePool through the work queue — snapshot, decide (the engine), carry the actions out. Every decision
 // is the engine's; this file only moves objects in and actions out.
 import { setMaxListeners } from 'node:events';
-import { validateAgainst, type FieldError } from '../src/api/validate.js';
-import { A, rfc3339 } from '../src/engine/annotations.js';
+import { A } from '../src/engine/annotations.js';
 import { decide } from '../src/engine/decide.js';
 import { toEngineSnapshot } from '../src/engine/boundary.js';
 import { sweep } from '../src/engine/sweep.js';
@@ -16,7 +15,7 @@ import { executorDeps, versionKey } from './execute/deps.js';
 import { execute, LostRace, PATHS, Refused } from './execute/executor.js';
 import { podsOfNode } from './execute/fresh.js';
 import { failpoint, pausepoint } from './execute/failpoint.js';
-import { isConflict, isNotFound, type KubeApi } from './kube/client.js';
+import type { KubeApi } from './kube/client.js';
 import { Reflector } from './kube/reflector.js';
 import { NODE, NODECLAIM, NODEPOOL, pick, POD, PRIORITYCLASS, ROTATIONPOLICY } from './kube/shape.js';
 import type { Logger } from './log.js';
@@ -25,7 +24,7 @@ import type { Clock } from './queue/clock.js';
 import { WorkQueue } from './queue/work-queue.js';
 import { PoolIndex } from './state/pool-index.js';
 import { anchoredNodes, poolSnapshot, type PoolWorld } from './state/snapshot.js';
-import { policyStatus, statusChanged, type Condition } from './status/policy-status.js';
+import { policiesOf, PolicyStatusReconciler, ROTATIONPOLICIES } from './status/reconciler.js';
 import { sameJson } from '../src/util/canonical.js';
 
 export interface ControllerOptions {
@@ -44,7 +43,6 @@ export interface ControllerOptions {
   resyncMs: number;
 }
 
-const ROTATIONPOLICIES = '/apis/noderotation.io/v1alpha1/rotationpolicies';
 /** After a write lost its precondition: long enough for the watch to deliver the change that beat it. */
 const LOST_RACE_RETRY_MS = 500;
 /**
@@ -67,6 +65,8 @@ export class Controller {
   private readonly events: EventRecorder;
   private queue: WorkQueue | null = null;
   private readonly reports = new Map<string, PoolReport>();
+  /** RotationPolicy statuses, from the reports: a reconciler with a queue of its own (status/reconciler.ts). */
+  private readonly statuses: PolicyStatusReconciler;
   /**
    * Stops the watches. Each of the six watches listens on it twice while it runs (its request's and its stream's
    * listener), so Node's default warning threshold of 10 listeners would fire on a healthy controller.
@@ -95,6 +95,13 @@ export class Controller {
       o.clock,
     );
     this.events = new EventRecorder(o.client, o.identity, o.clock, (m, f) => o.log.warn(m, f));
+    this.statuses = new PolicyStatusReconciler({
+      client: o.client,
+      clock: o.clock,
+      log: o.log,
+      policies: this.policies,
+      reports: this.reports,
+    });
     this.wire();
   }
 
@@ -142,6 +149,7 @@ export class Controller {
         this.o.log.warn('pass failed; retrying', { nodepool: pool, error: errorText(error), retryInMs }),
       onPass: (_pool, ms, ok) => this.o.metrics.passSeconds.observe({ outcome: ok ? 'ok' : 'error' }, ms / 1000),
     });
+    this.statuses.start();
     this.enqueueAll();
     const tick = (): void => {
       this.enqueueAll();
@@ -153,7 +161,7 @@ export class Controller {
   /** Stops: the passes in flight finish their current write, the watches end. */
   async stop(): Promise<void> {
     this.resync?.cancel();
-    await this.queue?.shutdown();
+    await Promise.all([this.queue?.shutdown(), this.statuses.stop()]);
     this.abort.abort();
     await Promise.allSettled(this.watching);
   }
@@ -176,6 +184,7 @@ export class Controller {
     this.priorityClasses.onChange(() => this.enqueueAll());
     this.nodePools.onChange((key, _prev, cur) => {
       if (!cur) {
+        this.statuses.enqueue(policiesOf(this.reports.get(key)));
         this.reports.delete(key);
         this.o.metrics.forgetPool(key);
         this.events.forgetPool(key);
@@ -281,11 +290,12 @@ export class Controller {
       if (e instanceof LostRace) return { requeueAt: this.o.clock.now() + LOST_RACE_RETRY_MS };
       throw e;
     }
+    const before = policiesOf(this.reports.get(poolName));
     this.reports.set(poolName, mine.report);
+    this.statuses.enqueue(new Set([...before, ...policiesOf(mine.report)]));
     this.o.metrics.report(mine.report, mine.report.windowOpen);
     await this.events.level(poolName, levelWarnings(mine.report));
-    const statusLost = await this.writeStatuses(mine.report, log);
-    return { requeueAt: nextPass(mine.requeueAt, statusLost, this.o.clock.now()) };
+    return { requeueAt: mine.requeueAt };
   }
 
   private async carryOut(
@@ -362,66 +372,6 @@ export class Controller {
     if (actions.length > 0) this.o.log.info('start-up sweep', { actions: actions.length });
     await this.carryOut(actions, versions, this.o.log.with({ phase: 'sweep' }), new AbortController().signal);
   }
-
-  /** Schema errors of a policy, once per object (watched objects are replaced, never changed in place). */
-  private readonly validated = new WeakMap<RotationPolicy, FieldError[]>();
-  private validation(policy: RotationPolicy): FieldError[] {
-    let errors = this.validated.get(policy);
-    if (!errors) this.validated.set(policy, (errors = validateAgainst('rotationPolicy', policy)));
-    return errors;
-  }
-
-  /**
-   * The status of every policy the pool's report concerns, written only when it changes. True when a write was
-   * refused for a stale version (409): the pass then comes again shortly (nextPass), once the watch has caught up.
-   */
-  private async writeStatuses(report: PoolReport, log: Logger): Promise<boolean> {
-    let lost = false;
-    const names = new Set([...(report.policy ? [report.policy] : []), ...report.conflictingPolicies]);
-    for (const name of names) {
-      const policy = this.policies.get(name);
-      if (!policy) continue;
-      const reports = [...this.reports.values()]
-        .filter((r) => r.policy === name || r.conflictingPolicies.includes(name))
-        .sort((a, b) => a.nodePool.localeCompare(b.nodePool));
-      const prev = (policy as RotationPolicy & { status?: { conditions?: Condition[] } }).status;
-      const next = policyStatus({
-        name,
-        generation: (policy.metadata as { generation?: number }).generation ?? 0,
-        invalid: this.validation(policy),
-        reports,
-        previous: prev?.conditions ?? [],
-        now: rfc3339(this.o.clock.now()),
-      });
-      if (!statusChanged(prev, next)) continue;
-      // Conditioned on the version this status was computed from: a concurrent writer's status is never replaced
-      // by one that did not see it. A 409 (often our own previous write, not yet delivered by the watch) leaves
-      // the status stale, and nothing else may pass the pool again soon: the pass is requeued (nextPass).
-      const rv = this.policies.resourceVersionOf(name);
-      try {
-        await this.o.client.request('PATCH', `${ROTATIONPOLICIES}/${name}/status`, {
-          contentType: 'application/merge-patch+json',
-          body: { metadata: { resourceVersion: rv }, status: next },
-        });
-      } catch (e) {
-        if (isConflict(e)) {
-          lost = true;
-          log.info('status write lost a race; computing it again shortly', { rotationpolicy: name });
-        } else if (!isNotFound(e)) throw e;
-      }
-    }
-    return lost;
-  }
-}
-
-/** How soon a pool's status is computed again after its write lost a race (the watch catches up meanwhile). */
-export const STATUS_RETRY_MS = 1000;
-
-/** When the pool is passed next: at the engine's wake-up, or sooner when a status write lost a race. */
-export function nextPass(engineAt: number | null, statusLost: boolean, now: number): number | null {
-  if (!statusLost) return engineAt;
-  const retry = now + STATUS_RETRY_MS;
-  return engineAt === null ? retry : Math.min(engineAt, retry);
 }
 
 /** The level-triggered warnings of a report: warning findings and ShortLead claims (fatal ones are conditions). */

@@ -9,12 +9,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { executorDeps, snapshotVersions } from '../../controller/execute/deps.js';
 import { execute } from '../../controller/execute/executor.js';
-import { ApiError, type KubeApi } from '../../controller/kube/client.js';
 import { apply } from '../../src/engine/apply.js';
 import { decide } from '../../src/engine/decide.js';
 import type { Snapshot } from '../../src/engine/types.js';
 import { build, scenarioArb } from '../support/scenarios.js';
-import { ApiServer, RESOURCES, type Obj, type Status } from './apiserver.js';
+import { ApiServer, RESOURCES, type Obj } from './apiserver.js';
+import { directClient } from './direct.js';
 
 const FINALIZER = 'karpenter.sh/termination';
 /** Wed 02:00–06:00 Asia/Tokyo of the scenarios' week, in minutes from their BASE: half the runs decide in it. */
@@ -50,25 +50,6 @@ const path = (kind: string, namespace?: string): string => {
   const base = d.group ? `/apis/${d.group}/${d.version}` : `/api/${d.version}`;
   return `${base}${d.namespaced && namespace ? `/namespaces/${namespace}` : ''}/${d.resource}`;
 };
-
-/** The executor's client, straight onto the apiserver: every request answered at once, failures as ApiError. */
-function clientOf(server: ApiServer): KubeApi {
-  const request = <T>(method: string, p: string, opts: Parameters<KubeApi['request']>[2] = {}): Promise<T> => {
-    const res = server.handle('controller', {
-      method,
-      path: p,
-      ...(opts.query ? { query: opts.query } : {}),
-      ...(opts.body !== undefined ? { body: JSON.parse(JSON.stringify(opts.body)) } : {}),
-      ...(opts.contentType ? { contentType: opts.contentType } : {}),
-    });
-    if (res.code >= 300) {
-      const s = res.body as Status;
-      return Promise.reject(new ApiError(res.code, s.reason, s.message));
-    }
-    return Promise.resolve(JSON.parse(JSON.stringify(res.body)) as T);
-  };
-  return { request } as KubeApi;
-}
 
 /** The snapshot's objects stored in a fresh apiserver; deleting ones deleted at their own deletionTimestamp. */
 function load(s: Snapshot): { server: ApiServer; setClock: (t: number) => void } {
@@ -149,7 +130,7 @@ describe('the executor and apply give an action one meaning', () => {
         const now = built.now;
         const d = decide(s, now);
         const deps = executorDeps({
-          client: clientOf(server),
+          client: directClient(server),
           namespace: s.namespace,
           versions: snapshotVersions(s),
           now: () => now,

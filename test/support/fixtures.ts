@@ -4,7 +4,7 @@
 import type { RotationPolicy, RotationPolicySpec } from '../../src/generated/api-types.js';
 import type { NodeClaim, NodePool } from '../../src/karpenter/types.js';
 import type { Node, Pod } from '../../src/kube/types.js';
-import type { Snapshot } from '../../src/engine/types.js';
+import type { PoolReport, Snapshot } from '../../src/engine/types.js';
 import { A } from '../../src/engine/annotations.js';
 
 export const NS = 'noderotation-system';
@@ -209,3 +209,30 @@ export function markedDraining(o: { startedAt?: number; drainingAt?: number } = 
     [A.drainingAt]: iso(o.drainingAt ?? startedAt + 2 * 60_000),
   });
 }
+
+/** A pool's report with every field at its idle value, and `over` on top. */
+export const poolReport = (over: Partial<PoolReport> = {}): PoolReport => ({
+  nodePool: 'a',
+  policy: 'p',
+  governance: 'governed',
+  conflictingPolicies: [],
+  windowOpen: false,
+  windowClosesAt: null,
+  windowOpensAt: null,
+  frozenUntil: null,
+  freezeUnreadable: null,
+  lastRotationAt: null,
+  lastFailureAt: null,
+  candidates: 0,
+  inProgress: false,
+  activeRotation: null,
+  mode: null,
+  phase: null,
+  shortLead: [],
+  drainStuck: false,
+  retryCountMax: 0,
+  figures: null,
+  findings: [],
+  idle: null,
+  ...over,
+});
