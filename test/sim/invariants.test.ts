@@ -51,21 +51,25 @@ class Log {
     return this.write(actor, resource, name, { ...prev, ...extra, metadata: { ...prev.metadata, annotations } });
   }
 
-  /** A controller DELETE of a claim with finalizers: it stays, deleting. */
-  deleteClaim(actor: string, name: string): this {
+  /** A controller DELETE of a claim with finalizers (it stays, deleting), preconditioned on its UID and version. */
+  deleteClaim(actor: string, name: string, preconditioned = true): this {
     const prev = this.objects.get(`${CLAIMS}|/${name}`) as Obj;
-    return this.write(
-      actor,
-      CLAIMS,
-      name,
-      { ...prev, metadata: { ...prev.metadata, deletionTimestamp: 'x' } },
-      'delete',
-    );
+    this.write(actor, CLAIMS, name, { ...prev, metadata: { ...prev.metadata, deletionTimestamp: 'x' } }, 'delete');
+    const { uid, resourceVersion } = prev.metadata;
+    if (preconditioned) (this.writes.at(-1) as Write).preconditions = { uid, resourceVersion };
+    return this;
   }
 }
 
 const claim = (name: string, extra: Partial<Obj['metadata']> = {}): Obj => ({
-  metadata: { name, labels: { [K.pool]: 'p' }, creationTimestamp: '2027-01-01T00:00:00Z', ...extra },
+  metadata: {
+    name,
+    uid: `uid-${name}`,
+    resourceVersion: '1',
+    labels: { [K.pool]: 'p' },
+    creationTimestamp: '2027-01-01T00:00:00Z',
+    ...extra,
+  },
   status: { nodeName: `node-${name}` },
 });
 const world = (): Log =>
@@ -74,15 +78,25 @@ const world = (): Log =>
     .write('setup', CLAIMS, 'c1', claim('c1'))
     .write('setup', CLAIMS, 'c2', claim('c2'))
     .write('setup', NODES, 'node-c1', { metadata: { name: 'node-c1' }, spec: {} })
-    .write('setup', NODES, 'node-c2', { metadata: { name: 'node-c2' }, spec: {} });
+    .write('setup', NODES, 'node-c2', { metadata: { name: 'node-c2' }, spec: {} })
+    .write('setup', NODES, 'node-s', { metadata: { name: 'node-s' }, spec: {}, status: { conditions: [READY] } });
+const READY = { type: 'Ready', status: 'True' };
 const check = (log: Log) => new Invariants((a) => a.startsWith('controller#')).check(log.writes);
 const which = (log: Log) => check(log).map((v) => v.invariant);
 
-/** The anchored rotation of c1, up to its delete. */
-const rotation = (log: Log): Log =>
+/** c1's placeholder, bound to the surge node node-s, in `phase`. */
+const placeholder = (phase: string): Obj => ({
+  metadata: { name: 'ph', namespace: 'ns', labels: { [K.surgeFor]: 'c1' } },
+  spec: { nodeName: 'node-s' },
+  status: { phase },
+});
+
+/** The anchored rotation of c1, up to its delete; its placeholder in `phase` (Running: it holds the room). */
+const rotation = (log: Log, phase = 'Running'): Log =>
   log
     .patch(CTL, POOLS, 'p', { [K.active]: 'c1' })
     .patch(CTL, CLAIMS, 'c1', { [K.state]: 'pending', [K.startedAt]: '2027-01-04T00:00:00Z' })
+    .write(CTL, PODS, 'ph', placeholder(phase), 'create', 'ns')
     .patch(CTL, POOLS, 'p', { 'noderotation.io/active-rotation-state': 'draining' })
     .patch(CTL, CLAIMS, 'c1', { [K.state]: 'draining' });
 
@@ -152,6 +166,17 @@ describe('S2: the controller deletes only the draining candidate or its surge', 
       .patch(CTL, CLAIMS, 'c1', { [K.state]: 'pending', [K.startedAt]: '2027-01-04T00:00:00Z' })
       .deleteClaim(CTL, 'c3');
     expect(which(launched)).toEqual(['S2']);
+  });
+  it('fails for a delete without its UID and resourceVersion preconditions', () => {
+    expect(which(rotation(world()).deleteClaim(CTL, 'c1', false))).toEqual(['S2']);
+  });
+  it('fails for a surge rotation’s candidate whose placeholder does not hold the room; not for a fallback', () => {
+    expect(which(rotation(world(), 'Pending').deleteClaim(CTL, 'c1'))).toEqual(['S2']);
+    const fallback = world()
+      .patch(CTL, POOLS, 'p', { [K.active]: 'c1', [K.mode]: 'forceful-fallback' })
+      .patch(CTL, CLAIMS, 'c1', { [K.state]: 'draining' })
+      .deleteClaim(CTL, 'c1');
+    expect(which(fallback)).toEqual([]);
   });
   it('does not judge deletes by others (Karpenter’s expiry)', () => {
     expect(which(world().deleteClaim('karpenter', 'c2'))).toEqual([]);

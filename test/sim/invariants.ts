@@ -6,7 +6,10 @@
 //      still exists (its drain unfinished);
 //  S2  every NodeClaim DELETE by the controller hits the pool's anchored candidate in state draining
 //      (`active-rotation` names it), or that rotation's surge claim linked both ways (the candidate's
-//      `surge-claim` names it and its own `surge-for` names the candidate);
+//      `surge-claim` names it and its own `surge-for` names the candidate); it is preconditioned on the claim's
+//      UID and resourceVersion (as the apiserver received it: what keeps it from hitting a claim changed since
+//      its judgement); and a surge rotation's candidate is deleted only while its surge holds the room — its
+//      placeholder Running, not terminating, on a Ready Node other than the candidate's;
 //  S3  nothing an operator set is taken away by the controller: an annotation the operator wrote keeps its
 //      value through every controller write, and so does a cordon (spec.unschedulable) the operator set.
 //  S4  fenced by leadership (when the run elects a leader): every write of a controller replica other than to
@@ -15,6 +18,7 @@
 //      replica took over breaks it.
 // Liveness (faults off, at the end): no anchor, no rotation state in flight, no placeholder, no marker of ours
 // on a Node, and every claim due at the start replaced or rolled back.
+import { surgeForLabelValue } from '../../src/engine/identity.js';
 import type { Obj, Write } from './apiserver.js';
 
 const P = 'noderotation.io/';
@@ -26,12 +30,15 @@ export const K = {
   startedAt: `${P}started-at`,
   owned: `${P}do-not-disrupt-owned`,
   cordoned: `${P}cordoned`,
+  mode: `${P}rotation-mode`,
   pool: 'karpenter.sh/nodepool',
 } as const;
 
 const CLAIMS = 'karpenter.sh/v1/nodeclaims';
 const POOLS = 'karpenter.sh/v1/nodepools';
 const LEASES = 'coordination.k8s.io/v1/leases';
+const PODS = '/v1/pods';
+const NODES = '/v1/nodes';
 /** The cordon, tracked like an annotation. */
 const CORDON = 'spec.unschedulable';
 
@@ -111,6 +118,11 @@ export class Invariants {
           `NodeClaim ${w.name} of pool ${pool} deleted while the pool anchors ${anchored ?? 'nothing'} ` +
             `(claim state ${ann(claim)[K.state] ?? 'none'})`,
         );
+      if (!w.preconditions?.uid || !w.preconditions.resourceVersion)
+        v('S2', `NodeClaim ${w.name} deleted without preconditions on its UID and resourceVersion`);
+      const room = ok && w.name === anchored && ann(this.obj(POOLS, pool))[K.mode] !== 'forceful-fallback';
+      const short = room ? this.surgeShort(claim) : null;
+      if (short) v('S2', `NodeClaim ${w.name} deleted while its surge does not hold the room: ${short}`);
       const earlier = [...(this.deleted.get(pool) ?? [])].filter((c) => c !== w.name && this.obj(CLAIMS, c));
       if (earlier.length > 0)
         v(
@@ -137,6 +149,31 @@ export class Invariants {
   private isSurgeOf(claim: Obj | undefined, candidate: Obj | undefined, anchored: string): boolean {
     if (!claim || !candidate) return false;
     return ann(candidate)[K.surgeClaim] === claim.metadata.name && ann(claim)[K.surgeFor] === anchored;
+  }
+
+  /**
+   * Why the surge of `candidate`'s rotation does not hold the room now, or null: its placeholder (the Pod
+   * labelled `surge-for` with the candidate's key) must be Running, not terminating, on a Ready Node other
+   * than the candidate's.
+   */
+  private surgeShort(candidate: Obj | undefined): string | null {
+    if (!candidate) return 'no candidate';
+    const label = surgeForLabelValue(candidate.metadata.name);
+    const own = (candidate.status as { nodeName?: string } | undefined)?.nodeName;
+    const placeholders = [...this.state.entries()]
+      .filter(([k, o]) => k.startsWith(`${PODS}|`) && o.metadata.labels?.[K.surgeFor] === label)
+      .map(([, o]) => o);
+    if (placeholders.length === 0) return 'no placeholder';
+    for (const p of placeholders) {
+      const host = (p.spec as { nodeName?: string } | undefined)?.nodeName;
+      const node = host ? this.obj(NODES, host) : undefined;
+      const ready = (
+        (node?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []
+      ).some((c) => c.type === 'Ready' && c.status === 'True');
+      const running = (p.status as { phase?: string } | undefined)?.phase === 'Running';
+      if (host && host !== own && ready && running && !p.metadata.deletionTimestamp) return null;
+    }
+    return `placeholder ${placeholders.map((p) => p.metadata.name).join(', ')} not Running on another Ready Node`;
   }
 
   private apply(w: Write): void {

@@ -92,8 +92,9 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
   const horizon = o.horizonMs ?? 3 * HOUR;
   const maxSteps = o.maxSteps ?? 200_000;
   const root = Rng.of(o.seed);
-  const [schedRng, worldRng, netRng, faultRng, mathRng, setupRng, opRng, refRng] = Array.from({ length: 8 }, () =>
-    root.fork(),
+  const [schedRng, worldRng, netRng, faultRng, mathRng, setupRng, opRng, refRng, budgetRng] = Array.from(
+    { length: 9 },
+    () => root.fork(),
   );
   const sched = new Scheduler(schedRng as Rng, T0);
   const server = new ApiServer({ now: () => sched.now, random: (worldRng as Rng).next });
@@ -119,7 +120,7 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
 
   const world = new World(server, sched, worldRng as Rng);
   const resyncMs = (setupRng as Rng).pick([60_000, 600_000]);
-  const due = setup(server, world, setupRng as Rng);
+  const due = setup(server, world, setupRng as Rng, budgetRng as Rng);
   const invariants = new Invariants(
     (a) => a.startsWith(CONTROLLER),
     (a) => a === 'operator',
@@ -333,8 +334,13 @@ function simLogger(owner: string, note: (l: string) => void, base: Record<string
   };
 }
 
-/** The cluster at the start; returns the NodeClaims due for rotation. */
-function setup(server: ApiServer, world: World, rng: Rng): string[] {
+/**
+ * The cluster at the start; returns the NodeClaims due for rotation. Half the NodePools allow every node to be
+ * disrupted at once (`budgets: [{nodes: 100%}]`; a drawn stream of its own, so the rest of a seed's draws stay
+ * as they were): with Karpenter's default of 10% on pools this small, the budget alone would keep one rotation
+ * at a time, and a controller that let a second start while the first drains would go unseen (S1).
+ */
+function setup(server: ApiServer, world: World, rng: Rng, budgets: Rng): string[] {
   server.seed('/apis/scheduling.k8s.io/v1/priorityclasses', {
     metadata: { name: PRIORITY_CLASS },
     value: -10,
@@ -350,6 +356,7 @@ function setup(server: ApiServer, world: World, rng: Rng): string[] {
     server.seed(POOLS, {
       metadata: { name: pool },
       spec: {
+        ...(budgets.chance(0.5) ? { disruption: { budgets: [{ nodes: '100%' }] } } : {}),
         template: {
           spec: {
             expireAfter,
