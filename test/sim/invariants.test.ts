@@ -204,6 +204,28 @@ describe('S3: nothing an operator set is taken away', () => {
       .patch(CTL, NODES, 'node-c1', { [K.surgeFor]: null });
     expect(which(log)).toEqual([]);
   });
+  it('holds for what the API cannot tell from ours: set again while our marker stands, then lifted by us', () => {
+    const DND = 'karpenter.sh/do-not-disrupt';
+    const lifted = world()
+      .patch(
+        CTL,
+        NODES,
+        'node-c1',
+        { [DND]: 'true', [K.owned]: 'c1', [K.cordoned]: 'c1' },
+        { spec: { unschedulable: true } },
+      )
+      .patch('operator', NODES, 'node-c1', { [DND]: null }, { spec: {} })
+      .patch('operator', NODES, 'node-c1', { [DND]: 'true' }, { spec: { unschedulable: true } })
+      .patch(CTL, NODES, 'node-c1', { [DND]: null, [K.owned]: null, [K.cordoned]: null }, { spec: {} });
+    expect(which(lifted)).toEqual([]);
+    // With our markers gone too, the operator's mark is theirs alone: lifting it breaks S3.
+    const theirs = world()
+      .patch(CTL, NODES, 'node-c1', { [DND]: 'true', [K.owned]: 'c1' })
+      .patch('operator', NODES, 'node-c1', { [DND]: null, [K.owned]: null })
+      .patch('operator', NODES, 'node-c1', { [DND]: 'true' })
+      .patch(CTL, NODES, 'node-c1', { [DND]: null });
+    expect(which(theirs)).toEqual(['S3']);
+  });
 });
 
 describe('S4: only the Lease holder’s writes are applied', () => {

@@ -39,6 +39,7 @@ const POOLS = 'karpenter.sh/v1/nodepools';
 const LEASES = 'coordination.k8s.io/v1/leases';
 const PODS = '/v1/pods';
 const NODES = '/v1/nodes';
+const DO_NOT_DISRUPT = 'karpenter.sh/do-not-disrupt';
 /** The cordon, tracked like an annotation. */
 const CORDON = 'spec.unschedulable';
 
@@ -198,7 +199,11 @@ export class Invariants {
     for (const name of new Set([...Object.keys(before), ...Object.keys(after)])) {
       if (before[name] === after[name]) continue;
       const value = after[name];
-      if (this.isOperator(w.actor) && value !== undefined && !(name === CORDON && value === 'false')) {
+      // A value set while our marker for it stands is one the API cannot tell from ours (docs/safety.md, S3:
+      // "What the API cannot tell apart"): our clean-up lifts it, by design, so it is not protected.
+      const marker = name === CORDON ? K.cordoned : name === DO_NOT_DISRUPT ? K.owned : null;
+      const ours = marker !== null && ann(w.after)[marker] !== undefined;
+      if (this.isOperator(w.actor) && value !== undefined && !(name === CORDON && value === 'false') && !ours) {
         if (!owned) this.operator.set(k, (owned = new Map<string, string>()));
         owned.set(name, value);
       } else owned?.delete(name);
