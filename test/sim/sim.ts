@@ -235,8 +235,12 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
       const running = procs.find((p) => p.owner === step.owner && !step.label.includes('/leases/'));
       if (faults.has('pauses') && pauses < 3 && running && faultRng!.chance(0.02)) {
         pauses++;
-        // Longer than the Lease: another replica may take over meanwhile (SIGSTOP, a frozen VM).
-        const ms = LEASE_DURATION_SECONDS * 1000 + faultRng!.int(1, 60) * 1_000;
+        // Half of them longer than the Lease: another replica may take over meanwhile (SIGSTOP, a frozen VM);
+        // half of them 1–10 s (a long GC, an event loop blocked), shorter than the renew deadline: the process's
+        // timers run late, and a fence that dates leadership from the wrong instant lets a write through.
+        const ms = faultRng!.chance(0.5)
+          ? LEASE_DURATION_SECONDS * 1000 + faultRng!.int(1, 60) * 1_000
+          : faultRng!.int(1_000, 10_000);
         sched.pause(running.owner, ms);
         note(`fault: ${running.owner} paused for ${ms / 1000} s at step ${step.n} (after "${step.label}")`);
       }
