@@ -46,17 +46,35 @@ export function deployment(opts: {
   terminationGracePeriodSeconds?: number;
   tolerations?: k8s.V1Toleration[];
   memory?: string;
+  /** On every Pod (karpenter.sh/do-not-disrupt, say). */
+  annotations?: Record<string, string>;
+  /**
+   * One Pod per node where it can be: a preferred anti-affinity on the hostname, which Karpenter honours when it
+   * launches (a node per Pod) and the scheduler relaxes later (an evicted Pod may join another).
+   */
+  spread?: boolean;
 }): k8s.V1Deployment {
   const labels = { app: opts.name };
+  const spread: k8s.V1Affinity = {
+    podAntiAffinity: {
+      preferredDuringSchedulingIgnoredDuringExecution: [
+        {
+          weight: 100,
+          podAffinityTerm: { labelSelector: { matchLabels: labels }, topologyKey: 'kubernetes.io/hostname' },
+        },
+      ],
+    },
+  };
   return {
     metadata: { name: opts.name, labels },
     spec: {
       replicas: opts.replicas,
       selector: { matchLabels: labels },
       template: {
-        metadata: { labels },
+        metadata: { labels, ...(opts.annotations ? { annotations: opts.annotations } : {}) },
         spec: {
           nodeSelector: onPool(opts.pool),
+          ...(opts.spread ? { affinity: spread } : {}),
           terminationGracePeriodSeconds: opts.terminationGracePeriodSeconds ?? 5,
           ...(opts.tolerations ? { tolerations: opts.tolerations } : {}),
           containers: [fakeContainer(opts.cpu, opts.memory)],
@@ -89,6 +107,19 @@ export function pinnedTo(instanceType: string, terminationGracePeriod = '2m'): N
       { key: 'node.kubernetes.io/instance-type', operator: 'In', values: [instanceType] },
       { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
     ],
+  };
+}
+
+/**
+ * Pools whose nodes all share one zone (pinnedTo, in KWOK's test-zone-a): the placeholder requires the candidate's
+ * zone (matchNodeRequirements), so a spare node only counts (absorbs it, or would were the pool selector missing)
+ * in that zone.
+ */
+export function oneZone(instanceType: string, terminationGracePeriod?: string): NodePoolTemplateSpec {
+  const t = pinnedTo(instanceType, terminationGracePeriod);
+  return {
+    ...t,
+    requirements: [...t.requirements, { key: 'topology.kubernetes.io/zone', operator: 'In', values: ['test-zone-a'] }],
   };
 }
 
