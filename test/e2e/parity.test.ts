@@ -22,6 +22,7 @@ import {
 import { deployment, oneZone } from './helpers/context.js';
 import { useController } from './helpers/controller-context.js';
 import { conditionTrue, podRunningReady, waitFor, type Kube } from './helpers/k8s.js';
+import { kubectl } from './helpers/kubectl.js';
 
 /** Seeds each scenario runs under in the simulator here (test/sim/parity.test.ts runs more). */
 const SEEDS = [1, 2, 3];
@@ -52,23 +53,34 @@ async function stage(ctx: ReturnType<typeof useController>, s: ParityScenario): 
     body: deployment({
       name: 'app',
       pool,
-      replicas: s.nodes,
+      replicas: 1,
       cpu: s.app.cpu,
       terminationGracePeriodSeconds: 1,
-      spread: s.nodes > 1,
       ...(s.app.annotations ? { annotations: s.app.annotations } : {}),
     }),
   });
-  await waitFor(
-    `${s.name}: ${s.nodes} Ready NodeClaim(s), the app running on each`,
-    async () => {
-      const claims = (await kube.nodeClaims(pool)).filter((c) => conditionTrue(c, 'Ready'));
-      const pods = (await kube.pods(ns, 'app=app')).filter(podRunningReady);
-      const hosts = new Set(pods.map((p) => p.spec?.nodeName));
-      return claims.length === s.nodes && pods.length === s.nodes && hosts.size === s.nodes;
-    },
-    { timeoutMs: 180_000 },
-  );
+  // One Pod per node, as the simulator places them, with nothing that outlives the staging (an anti-affinity
+  // would keep an evicted Pod off the other node, where the simulator puts it): each further Pod comes while the
+  // nodes so far are cordoned, so Karpenter launches a node for it; the cordons are lifted at the end.
+  const hosts: string[] = [];
+  for (let k = 1; k <= s.nodes; k++) {
+    if (k > 1) {
+      for (const h of hosts) kubectl(['cordon', h]);
+      kubectl(['scale', 'deployment/app', '-n', ns, `--replicas=${k}`]);
+    }
+    const running = await waitFor(
+      `${s.name}: ${k} Ready NodeClaim(s), the app running on each`,
+      async () => {
+        const claims = (await kube.nodeClaims(pool)).filter((c) => conditionTrue(c, 'Ready'));
+        const pods = (await kube.pods(ns, 'app=app')).filter(podRunningReady);
+        const on = new Set(pods.map((p) => p.spec?.nodeName ?? ''));
+        return claims.length === k && pods.length === k && on.size === k ? [...on] : undefined;
+      },
+      { timeoutMs: 180_000 },
+    );
+    hosts.splice(0, hosts.length, ...running);
+  }
+  if (s.nodes > 1) for (const h of hosts) kubectl(['uncordon', h]);
   const policy = `${pool}-parity`;
   await ctx.policy(policy, { nodePools: [pool], ...s.policy });
   return { s, ns, pool, policy, claims: new Set(), nodes: new Map() };

@@ -48,23 +48,8 @@ export function deployment(opts: {
   memory?: string;
   /** On every Pod (karpenter.sh/do-not-disrupt, say). */
   annotations?: Record<string, string>;
-  /**
-   * One Pod per node where it can be: a preferred anti-affinity on the hostname, which Karpenter honours when it
-   * launches (a node per Pod) and the scheduler relaxes later (an evicted Pod may join another).
-   */
-  spread?: boolean;
 }): k8s.V1Deployment {
   const labels = { app: opts.name };
-  const spread: k8s.V1Affinity = {
-    podAntiAffinity: {
-      preferredDuringSchedulingIgnoredDuringExecution: [
-        {
-          weight: 100,
-          podAffinityTerm: { labelSelector: { matchLabels: labels }, topologyKey: 'kubernetes.io/hostname' },
-        },
-      ],
-    },
-  };
   return {
     metadata: { name: opts.name, labels },
     spec: {
@@ -74,7 +59,6 @@ export function deployment(opts: {
         metadata: { labels, ...(opts.annotations ? { annotations: opts.annotations } : {}) },
         spec: {
           nodeSelector: onPool(opts.pool),
-          ...(opts.spread ? { affinity: spread } : {}),
           terminationGracePeriodSeconds: opts.terminationGracePeriodSeconds ?? 5,
           ...(opts.tolerations ? { tolerations: opts.tolerations } : {}),
           containers: [fakeContainer(opts.cpu, opts.memory)],
