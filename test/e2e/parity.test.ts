@@ -19,7 +19,7 @@ import {
   type Cast,
   type ParityScenario,
 } from '../support/parity.js';
-import { deployment, oneZone } from './helpers/context.js';
+import { oneZone, poolWithApp } from './helpers/context.js';
 import { useController } from './helpers/controller-context.js';
 import { conditionTrue, podRunningReady, waitFor, type Kube } from './helpers/k8s.js';
 import { kubectl } from './helpers/kubectl.js';
@@ -42,34 +42,17 @@ interface Staged {
 
 async function stage(ctx: ReturnType<typeof useController>, s: ParityScenario): Promise<Staged> {
   const { kube, res } = ctx;
-  const prefix = `e2e-par-${s.name}`;
-  const ns = await res.namespace(prefix);
-  const pool = await res.nodePool(prefix, {
-    ...oneZone(INSTANCE_TYPE, s.pool.terminationGracePeriod),
-    expireAfter: s.pool.expireAfter,
-  });
-  await kube.apps.createNamespacedDeployment({
-    namespace: ns,
-    body: deployment({
-      name: 'app',
-      pool,
-      replicas: 1,
-      cpu: s.app.cpu,
-      terminationGracePeriodSeconds: 1,
-      ...(s.app.annotations ? { annotations: s.app.annotations } : {}),
-    }),
-  });
+  const template = { ...oneZone(INSTANCE_TYPE, s.pool.terminationGracePeriod), expireAfter: s.pool.expireAfter };
+  const { ns, pool, claim } = await poolWithApp(kube, res, `e2e-par-${s.name}`, template, undefined, s.app);
   // One Pod per node, as the simulator places them, with nothing that outlives the staging (an anti-affinity
   // would keep an evicted Pod off the other node, where the simulator puts it): each further Pod comes while the
   // nodes so far are cordoned, so Karpenter launches a node for it; the cordons are lifted at the end.
-  const hosts: string[] = [];
-  for (let k = 1; k <= s.nodes; k++) {
-    if (k > 1) {
-      for (const h of hosts) kubectl(['cordon', h]);
-      kubectl(['scale', 'deployment/app', '-n', ns, `--replicas=${k}`]);
-    }
+  const hosts = [claim.status?.nodeName as string];
+  for (let k = 2; k <= s.nodes; k++) {
+    for (const h of hosts) kubectl(['cordon', h]);
+    kubectl(['scale', 'deployment/app', '-n', ns, `--replicas=${k}`]);
     const running = await waitFor(
-      `${s.name}: ${k} Ready NodeClaim(s), the app running on each`,
+      `${s.name}: ${k} Ready NodeClaims, the app running on each`,
       async () => {
         const claims = (await kube.nodeClaims(pool)).filter((c) => conditionTrue(c, 'Ready'));
         const pods = (await kube.pods(ns, 'app=app')).filter(podRunningReady);

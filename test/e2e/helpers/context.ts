@@ -124,8 +124,9 @@ export function barePod(name: string, pool: string, cpu: string, node?: string):
 }
 
 /**
- * A fresh namespace and NodePool with one app Pod (Deployment `app`, 1 cpu, 512Mi) on it, tainted when `taint`
- * is given (the app tolerates it); resolves once the pool's only NodeClaim is Ready and the app runs.
+ * A fresh namespace and NodePool with one app Pod (Deployment `app`, 1 cpu unless `app` says otherwise, 512Mi, with
+ * `app`'s annotations) on it, tainted when `taint` is given (the app tolerates it); resolves once the pool's only
+ * NodeClaim is Ready and the app runs.
  */
 export async function poolWithApp(
   kube: Kube,
@@ -133,6 +134,7 @@ export async function poolWithApp(
   prefix: string,
   template: NodePoolTemplateSpec,
   taint?: string,
+  app: { cpu?: string; annotations?: Record<string, string> } = {},
 ): Promise<{ ns: string; pool: string; claim: NodeClaim }> {
   const ns = await res.namespace(prefix);
   const pool = await res.nodePool(prefix, {
@@ -145,9 +147,10 @@ export async function poolWithApp(
       name: 'app',
       pool,
       replicas: 1,
-      cpu: '1',
+      cpu: app.cpu ?? '1',
       memory: '512Mi',
       terminationGracePeriodSeconds: 1,
+      ...(app.annotations ? { annotations: app.annotations } : {}),
       ...(taint ? { tolerations: [{ key: 'e2e', operator: 'Equal', value: taint, effect: 'NoSchedule' }] } : {}),
     }),
   });
