@@ -14,30 +14,18 @@
 import { describe, expect, it } from 'vitest';
 import { A } from '../../src/engine/annotations.js';
 import type { NodeClaim } from '../../src/karpenter/types.js';
-import { barePod, deployment, pinnedTo, poolWithApp } from './helpers/context.js';
+import { barePod, deployment, oneZone, pinnedTo, poolWithApp } from './helpers/context.js';
 import { ALWAYS_OPEN, useController } from './helpers/controller-context.js';
 import { PoolSampler, writes, type PoolSample } from './helpers/controller-observe.js';
 import type { ControllerProcess } from './helpers/controller-process.js';
 import { kubectl } from './helpers/kubectl.js';
-import { keepWhenDeleted, podRunningReady, releaseKept, waitFor, type NodePoolTemplateSpec } from './helpers/k8s.js';
+import { keepWhenDeleted, podRunningReady, releaseKept, waitFor } from './helpers/k8s.js';
 import { rotatedAndClean } from './helpers/windows.js';
 
 /** 3900m allocatable: room for the placeholder (1 cpu, the app's request) and the app side by side. */
 const ROOMY = 'c-4x-amd64-linux';
 /** 1900m allocatable: the placeholder (1100m) leaves less than the app's 1 cpu. */
 const TIGHT = 'c-2x-amd64-linux';
-
-/**
- * Pools whose nodes all share one zone: the placeholder requires the candidate's zone (matchNodeRequirements), so
- * a spare node only counts (absorbs it, or would were the pool selector missing) in that zone.
- */
-const oneZone = (instanceType: string): NodePoolTemplateSpec => {
-  const t = pinnedTo(instanceType);
-  return {
-    ...t,
-    requirements: [...t.requirements, { key: 'topology.kubernetes.io/zone', operator: 'In', values: ['test-zone-a'] }],
-  };
-};
 
 const nodeOf = (claims: NodeClaim[], name: string): string | undefined =>
   claims.find((c) => c.metadata.name === name)?.status?.nodeName;

@@ -8,6 +8,8 @@
 # de-duplication of DisruptionBlocked events), beside the others of that kind, one after the other; phase 2 runs
 # every remaining file, one at a time. The suite takes the same tests in about 1.5 min less. Tests delete what
 # they made without waiting for it to go (TestResources.cleanup): phase 3 checks that all of it is gone.
+# parity.test.ts (about 45 s) starts a controller, so it runs in phase 2: beside placeholder-identity, which
+# applies RotationPolicies to its pools and runs the engine's passes itself, the controller would act on them too.
 #
 # Usage: bash test/e2e/run.sh [--report-dir DIR]   (writes DIR/e2e-{solo,alongside,serial,leftovers}.json)
 # Extra arguments after -- go to every vitest run. Brings the cluster up if none is running, and then takes it

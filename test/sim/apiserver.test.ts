@@ -419,6 +419,27 @@ const cases: Case[] = [
       ]);
     },
   },
+  {
+    reason:
+      'with audit, every write request is logged as kube-apiserver audits it: applied, refused or changing nothing',
+    run: () => {
+      const s = new ApiServer({ now: () => T, audit: true });
+      ok(s, { method: 'POST', path: POOLS, body: pool('a') });
+      const patch = { metadata: { annotations: { k: 'v' } } };
+      ok(s, { method: 'PATCH', path: `${POOLS}/a`, body: patch, contentType: MERGE });
+      ok(s, { method: 'PATCH', path: `${POOLS}/a`, body: patch, contentType: MERGE }); // no change
+      call(s, { method: 'DELETE', path: `${POOLS}/a`, body: { preconditions: { uid: 'nope' } } });
+      call(s, { method: 'GET', path: `${POOLS}/a` });
+      expect(s.writes).toHaveLength(2);
+      expect(s.audit.map((e) => [e.verb, e.objectRef?.resource, e.objectRef?.name, e.responseStatus?.code])).toEqual([
+        ['create', 'nodepools', 'a', 200],
+        ['patch', 'nodepools', 'a', 200],
+        ['patch', 'nodepools', 'a', 200],
+        ['delete', 'nodepools', 'a', 409],
+      ]);
+      expect(s.audit[1]?.requestObject).toEqual(patch);
+    },
+  },
 ];
 
 describe('the simulation’s apiserver', () => {

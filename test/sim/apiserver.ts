@@ -6,6 +6,8 @@
 // the simulation's transport decides when a request reaches it and when its answer and watch events arrive.
 // Every change is appended to a write log (who, what, before, after) that the invariants replay.
 
+import type { AuditEvent } from '../support/parity.js';
+
 export type Obj = Record<string, unknown> & { metadata: Meta };
 export interface Meta {
   name: string;
@@ -178,6 +180,8 @@ export interface ApiServerOptions {
   now: () => number;
   /** A source of randomness for generateName suffixes (seeded in the simulation). */
   random?: () => number;
+  /** Keep the audit log (`audit`): off unless asked, as it costs a copy of every write request's body. */
+  audit?: boolean;
 }
 
 const clone = <T>(v: T): T => structuredClone(v);
@@ -196,6 +200,12 @@ export class ApiServer {
   /** Snapshots behind continue tokens: the items of a paginated list at its resourceVersion. */
   private readonly snapshots = new Map<string, { rv: number; items: Obj[] }>();
   readonly writes: Write[] = [];
+  /**
+   * With `audit`: every write request (POST, PUT, PATCH, DELETE), applied or refused, changing anything or not, in
+   * the shape of kube-apiserver's audit events at Request level: what test/support/parity.ts compares with the
+   * real one's.
+   */
+  readonly audit: AuditEvent[] = [];
   private readonly commitHooks: ((w: Write) => void)[] = [];
   /** Paths already parsed (a Parsed is never changed); a path that fails to parse throws every time. */
   private readonly paths = new Map<string, Parsed>();
@@ -260,12 +270,47 @@ export class ApiServer {
    * the transport does by sending it as JSON.
    */
   handle(actor: string, req: Request): Response {
+    let res: Response;
     try {
-      return { code: 200, body: this.serve(actor, req) };
+      res = { code: 200, body: this.serve(actor, req) };
     } catch (e) {
-      if (e instanceof StatusError) return { code: e.status.code, body: e.status };
-      throw e;
+      if (!(e instanceof StatusError)) throw e;
+      res = { code: e.status.code, body: e.status };
     }
+    if (this.o.audit && req.method !== 'GET') this.audited(actor, req, res.code);
+    return res;
+  }
+
+  /** A write request in the audit log, as kube-apiserver records it at Request level once answered. */
+  private audited(actor: string, req: Request, code: number): void {
+    let p: Parsed | undefined;
+    try {
+      p = parsePath(req.path);
+    } catch {
+      p = undefined;
+    }
+    const verbs: Record<string, AuditEvent['verb']> = {
+      POST: 'create',
+      PUT: 'update',
+      PATCH: 'patch',
+      DELETE: 'delete',
+    };
+    const named = (req.body as { metadata?: { name?: string } } | undefined)?.metadata?.name;
+    const name = p?.name ?? (req.method === 'POST' ? named : undefined);
+    this.audit.push({
+      stageTimestamp: new Date(this.o.now()).toISOString(),
+      user: { username: actor },
+      verb: verbs[req.method] ?? req.method.toLowerCase(),
+      objectRef: {
+        resource: p?.def.resource ?? req.path,
+        apiGroup: p?.def.group ?? '',
+        ...(p?.namespace !== undefined ? { namespace: p.namespace } : {}),
+        ...(name ? { name } : {}),
+        ...(p?.subresource !== undefined ? { subresource: p.subresource } : {}),
+      },
+      responseStatus: { code },
+      ...(req.body !== undefined ? { requestObject: clone(req.body) } : {}),
+    });
   }
 
   /** Opens a watch (or answers its failure). Events for a resourceVersion already compacted: one ERROR 410. */

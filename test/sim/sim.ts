@@ -13,6 +13,16 @@ import { Operator } from './models/operator.js';
 import { leaveReferenceState } from './models/reference.js';
 import { Rng, Scheduler, settle } from './scheduler.js';
 import { NO_FAULTS, SimTransport, type TransportFaults } from './transport.js';
+import { parseQuantity } from '../../src/util/quantity.js';
+import {
+  cut,
+  normalise,
+  OLD_NODE_AGE_SECONDS,
+  statusWrites,
+  type AuditEvent,
+  type Cast,
+  type ParityScenario,
+} from '../support/parity.js';
 
 export const FAULTS = [
   'errors',
@@ -48,6 +58,12 @@ export interface SimOptions {
   /** How long faults last from the start (minutes, default 30); at most half the horizon. */
   faultMinutes?: number;
   maxSteps?: number;
+  /**
+   * A parity scenario (test/support/parity.ts) instead of the cluster drawn from the seed: no faults, one replica;
+   * the run ends once the scenario's sequence is complete (its rotations done, or 5 virtual minutes watched), with
+   * no liveness check. The seed still orders everything.
+   */
+  scenario?: ParityScenario;
 }
 
 export interface SimResult {
@@ -71,6 +87,11 @@ export interface SimResult {
   };
   /** The last steps and log lines, readable. */
   trace: string[];
+  /**
+   * With a scenario: the controller's writes, as the audit log records them, normalised and cut where the
+   * scenario's sequence ends (test/support/parity.ts); and its RotationPolicy status writes, counted.
+   */
+  parity?: { sequence: string[]; statusWrites: number };
   replay: string;
 }
 
@@ -88,6 +109,7 @@ export function replayCommand(seed: number, faults: readonly Fault[], faultMinut
 }
 
 export async function runSeed(o: SimOptions): Promise<SimResult> {
+  if (o.scenario && (o.faults ?? []).length > 0) throw new Error('a parity scenario runs without faults');
   const faults = new Set(o.faults ?? []);
   const horizon = o.horizonMs ?? 3 * HOUR;
   const maxSteps = o.maxSteps ?? 200_000;
@@ -97,7 +119,7 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
     () => root.fork(),
   );
   const sched = new Scheduler(schedRng as Rng, T0);
-  const server = new ApiServer({ now: () => sched.now, random: (worldRng as Rng).next });
+  const server = new ApiServer({ now: () => sched.now, random: (worldRng as Rng).next, audit: !!o.scenario });
   const log: string[] = [];
   const note = (line: string): void => {
     log.push(`${new Date(sched.now).toISOString()} ${line}`);
@@ -120,7 +142,10 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
 
   const world = new World(server, sched, worldRng as Rng);
   const resyncMs = (setupRng as Rng).pick([60_000, 600_000]);
-  const due = setup(server, world, setupRng as Rng, budgetRng as Rng);
+  const due = o.scenario
+    ? setupScenario(server, world, o.scenario)
+    : setup(server, world, setupRng as Rng, budgetRng as Rng);
+  const scenario = o.scenario ? scenarioEnd(server, o.scenario) : undefined;
   const invariants = new Invariants(
     (a) => a.startsWith(CONTROLLER),
     (a) => a === 'operator',
@@ -207,6 +232,7 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
       await settle();
       violations.push(...invariants.check(server.writes));
       if (violations.length > 0) break;
+      if (scenario?.done(sched.now)) break;
       if (!live()) {
         if (!clocksRight) {
           clocksRight = true;
@@ -245,7 +271,9 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
         note(`fault: ${running.owner} paused for ${ms / 1000} s at step ${step.n} (after "${step.label}")`);
       }
     }
-    if (violations.length === 0 && stepsRun < maxSteps) violations.push(...liveness(endState()));
+    if (scenario) {
+      if (!scenario.done(sched.now)) violations.push({ invariant: 'liveness', message: 'the scenario did not end' });
+    } else if (violations.length === 0 && stepsRun < maxSteps) violations.push(...liveness(endState()));
     else if (stepsRun >= maxSteps)
       violations.push({ invariant: 'liveness', message: `no end after ${maxSteps} steps` });
     const writes = server.writes;
@@ -294,6 +322,7 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
       },
       trace,
       replay: replayCommand(o.seed, [...faults], o.faultMinutes),
+      ...(scenario ? { parity: scenario.result() } : {}),
     };
   } finally {
     Math.random = realRandom;
@@ -430,4 +459,90 @@ function setup(server: ApiServer, world: World, rng: Rng, budgets: Rng): string[
 
 function duration(d: string): number {
   return Number(d.replace('h', '')) * HOUR;
+}
+
+/** A parity scenario's cluster (test/support/parity.ts): its pool, old claims with one app Pod each, its policy. */
+function setupScenario(server: ApiServer, world: World, s: ParityScenario): string[] {
+  server.seed('/apis/scheduling.k8s.io/v1/priorityclasses', {
+    metadata: { name: PRIORITY_CLASS },
+    value: -10,
+    preemptionPolicy: 'Never',
+  });
+  const pool = s.name;
+  const template = {
+    expireAfter: s.pool.expireAfter,
+    terminationGracePeriod: s.pool.terminationGracePeriod,
+    requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
+    nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+  };
+  server.seed(POOLS, { metadata: { name: pool }, spec: { template: { spec: template } } });
+  const app: App = {
+    name: 'app',
+    namespace: 'apps',
+    pool,
+    replicas: s.nodes,
+    cpu: parseQuantity(s.app.cpu),
+    ...(s.app.annotations ? { annotations: s.app.annotations } : {}),
+  };
+  world.apps.push(app);
+  const due: string[] = [];
+  for (let c = 0; c < s.nodes; c++) {
+    const name = `${pool}-old${c}`;
+    server.seed(CLAIMS, {
+      metadata: {
+        name,
+        labels: { 'karpenter.sh/nodepool': pool },
+        finalizers: ['karpenter.sh/termination'],
+        creationTimestamp: new Date(T0 - OLD_NODE_AGE_SECONDS * 1000).toISOString().replace('.000Z', 'Z'),
+      },
+      spec: template,
+    });
+    world.register(name, pool, true);
+    // One Pod of the app on each node, as the e2e cluster's Deployment spreads them.
+    world.bind(app, `${app.name}-${c}`, `node-${name}`);
+    due.push(name);
+  }
+  server.seed('/apis/noderotation.io/v1alpha1/rotationpolicies', {
+    apiVersion: 'noderotation.io/v1alpha1',
+    kind: 'RotationPolicy',
+    metadata: { name: PARITY_POLICY },
+    spec: { nodePools: [pool], ...s.policy },
+  });
+  world.poke(0);
+  return due;
+}
+
+const PARITY_POLICY = 'parity';
+/** How long a scenario that expects no rotation is watched (virtual). */
+const WATCH_MS = 5 * 60_000;
+
+/** The controller's writes in a scenario run, normalised; whether its sequence is complete. */
+function scenarioEnd(
+  server: ApiServer,
+  s: ParityScenario,
+): { done: (now: number) => boolean; result: () => { sequence: string[]; statusWrites: number } } {
+  const events = (): AuditEvent[] => server.audit.filter((e) => e.user.username.startsWith(CONTROLLER));
+  const cast: Cast = {
+    pool: s.name,
+    policy: PARITY_POLICY,
+    claimOfNode: (node) => {
+      const w = server.writes.find((x) => x.resource === '/v1/nodes' && x.name === node);
+      const owners = (w?.after ?? w?.before)?.metadata.ownerReferences as { name: string }[] | undefined;
+      return owners?.[0]?.name;
+    },
+  };
+  const sequence = (): string[] | undefined => cut(normalise(events(), cast), s);
+  let seen = -1;
+  let complete = false;
+  return {
+    done: (now) => {
+      if (s.rotations === 0) return now - T0 >= WATCH_MS;
+      if (!complete && server.audit.length !== seen) {
+        seen = server.audit.length;
+        complete = sequence() !== undefined;
+      }
+      return complete;
+    },
+    result: () => ({ sequence: sequence() ?? normalise(events(), cast), statusWrites: statusWrites(events()) }),
+  };
 }

@@ -15,6 +15,11 @@ export const IN_WINDOW = Date.parse('2027-01-05T18:00:00Z');
 /** Wednesday 2027-01-06 12:00 Tokyo: outside. */
 export const OUT_OF_WINDOW = Date.parse('2027-01-06T03:00:00Z');
 
+/** A maintenance window that is always open (the e2e controller tests', the simulator's parity scenarios'). */
+export const ALWAYS_OPEN: RotationPolicySpec['maintenanceWindows'] = [
+  { timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start: '00:00', end: '00:00' },
+];
+
 export const iso = (ms: number): string => new Date(ms).toISOString().replace('.000Z', 'Z');
 
 export function policy(spec: Partial<RotationPolicySpec> = {}, name = 'general'): RotationPolicy {

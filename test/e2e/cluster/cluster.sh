@@ -29,8 +29,10 @@
 #                           controller-manager 24257, scheduler 24259, kwok 24247, karpenter 24080/24081)
 #   NODEROTATION_UP_TIMEOUT seconds to wait for each component to become ready (default 120)
 #   NODEROTATION_AUDIT_USERS opt-in (the controller benchmark): comma-separated user names whose requests the
-#                           apiserver records at Metadata level in ${run_dir}/logs/audit.log (nothing else is
-#                           recorded); unset, as by default, the apiserver keeps no audit log
+#                           apiserver records at Metadata level in ${run_dir}/logs/audit.log. Always recorded
+#                           there, at Request level (bodies, for the parity test): the writes of ServiceAccounts
+#                           (the controller processes of the tests) to Nodes, Pods, NodeClaims, NodePools and
+#                           RotationPolicies; nothing else
 #   NODEROTATION_FLEET_SCALE=1 opt-in (the controller benchmark's thousands of kwok Nodes): KWOK renews node
 #                           Leases every 150 s (duration 600 s) with 16 workers and logs warnings only, and
 #                           kube-controller-manager waits 20 min before it marks a silent Node unknown; unset,
@@ -476,25 +478,37 @@ SCHEDULER_PORT=${scheduler_port}
 KWOK_PORT=${kwok_port}
 KARPENTER_METRICS_PORT=${karpenter_metrics_port}
 KARPENTER_HEALTH_PORT=${karpenter_health_port}
-AUDIT_LOG=${audit_users:+${run_dir}/logs/audit.log}
+AUDIT_LOG=${run_dir}/logs/audit.log
 AUDIT_USERS=${audit_users}
 EOF
 }
 
-# The apiserver's audit flags when NODEROTATION_AUDIT_USERS is set: a policy that records the named users'
-# requests at Metadata level (verb, resource, user agent, response code, timestamps; never bodies) and nothing
-# else, so the fleet benchmark counts one controller's requests without logging KWOK's thousands of heartbeats.
+# The apiserver's audit flags. Always: the writes of ServiceAccounts to the kinds the controller writes, at Request
+# level (the request body: a patch as sent, a created Pod, a delete's options), so that test/e2e/parity.test.ts
+# reads the controller's writes from the apiserver, not from the controller. In the e2e cluster only the tests'
+# controller processes authenticate as ServiceAccounts (everything else uses the admin kubeconfig), so this is a
+# few hundred lines a suite. With NODEROTATION_AUDIT_USERS, first: the named users' requests at Metadata level
+# (verb, resource, user agent, response code, timestamps; never bodies), so the fleet benchmark counts one
+# controller's requests without logging KWOK's thousands of heartbeats. Nothing else is recorded.
 audit_flags() {
-  [[ -n "${audit_users}" ]] || return 0
   local policy="${run_dir}/audit-policy.yaml" u
   {
     echo "apiVersion: audit.k8s.io/v1"
     echo "kind: Policy"
     echo "omitStages: [RequestReceived]"
     echo "rules:"
-    echo "  - level: Metadata"
-    echo "    users:"
-    for u in ${audit_users//,/ }; do echo "      - \"${u}\""; done
+    if [[ -n "${audit_users}" ]]; then
+      echo "  - level: Metadata"
+      echo "    users:"
+      for u in ${audit_users//,/ }; do echo "      - \"${u}\""; done
+    fi
+    echo "  - level: Request"
+    echo "    userGroups: [system:serviceaccounts]"
+    echo "    verbs: [create, update, patch, delete, deletecollection]"
+    echo "    resources:"
+    echo "      - {group: \"\", resources: [nodes, pods]}"
+    echo "      - {group: karpenter.sh, resources: [nodeclaims, nodepools]}"
+    echo "      - {group: noderotation.io, resources: [rotationpolicies, rotationpolicies/status]}"
     echo "  - level: None"
   } >"${policy}"
   echo "--audit-policy-file=${policy}"

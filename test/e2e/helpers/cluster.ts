@@ -125,8 +125,9 @@ function tail(file: string, lines: number): string {
 export function logTails(lines = 40, dir = runDir()): string {
   const logs = path.join(dir, 'logs');
   if (!existsSync(logs)) return `(no logs: ${logs} does not exist)`;
+  // audit.log is the apiserver's record of the controllers' writes (parity.test.ts reads it), not a component's.
   return readdirSync(logs)
-    .filter((f) => f.endsWith('.log'))
+    .filter((f) => f.endsWith('.log') && f !== 'audit.log')
     .sort()
     .map((f) => `===== ${path.join(logs, f)} (last ${lines} lines) =====\n${tail(path.join(logs, f), lines)}`)
     .join('\n');

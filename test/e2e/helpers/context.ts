@@ -46,6 +46,8 @@ export function deployment(opts: {
   terminationGracePeriodSeconds?: number;
   tolerations?: k8s.V1Toleration[];
   memory?: string;
+  /** On every Pod (karpenter.sh/do-not-disrupt, say). */
+  annotations?: Record<string, string>;
 }): k8s.V1Deployment {
   const labels = { app: opts.name };
   return {
@@ -54,7 +56,7 @@ export function deployment(opts: {
       replicas: opts.replicas,
       selector: { matchLabels: labels },
       template: {
-        metadata: { labels },
+        metadata: { labels, ...(opts.annotations ? { annotations: opts.annotations } : {}) },
         spec: {
           nodeSelector: onPool(opts.pool),
           terminationGracePeriodSeconds: opts.terminationGracePeriodSeconds ?? 5,
@@ -93,6 +95,19 @@ export function pinnedTo(instanceType: string, terminationGracePeriod = '2m'): N
 }
 
 /**
+ * Pools whose nodes all share one zone (pinnedTo, in KWOK's test-zone-a): the placeholder requires the candidate's
+ * zone (matchNodeRequirements), so a spare node only counts (absorbs it, or would were the pool selector missing)
+ * in that zone.
+ */
+export function oneZone(instanceType: string, terminationGracePeriod?: string): NodePoolTemplateSpec {
+  const t = pinnedTo(instanceType, terminationGracePeriod);
+  return {
+    ...t,
+    requirements: [...t.requirements, { key: 'topology.kubernetes.io/zone', operator: 'In', values: ['test-zone-a'] }],
+  };
+}
+
+/**
  * A bare Pod (label `app: <name>`) on the pool, requesting `cpu`; `node` binds it to that node (spec.nodeName: KWOK's
  * node names can be longer than a label value may be).
  */
@@ -109,8 +124,9 @@ export function barePod(name: string, pool: string, cpu: string, node?: string):
 }
 
 /**
- * A fresh namespace and NodePool with one app Pod (Deployment `app`, 1 cpu, 512Mi) on it, tainted when `taint`
- * is given (the app tolerates it); resolves once the pool's only NodeClaim is Ready and the app runs.
+ * A fresh namespace and NodePool with one app Pod (Deployment `app`, 1 cpu unless `app` says otherwise, 512Mi, with
+ * `app`'s annotations) on it, tainted when `taint` is given (the app tolerates it); resolves once the pool's only
+ * NodeClaim is Ready and the app runs.
  */
 export async function poolWithApp(
   kube: Kube,
@@ -118,6 +134,7 @@ export async function poolWithApp(
   prefix: string,
   template: NodePoolTemplateSpec,
   taint?: string,
+  app: { cpu?: string; annotations?: Record<string, string> } = {},
 ): Promise<{ ns: string; pool: string; claim: NodeClaim }> {
   const ns = await res.namespace(prefix);
   const pool = await res.nodePool(prefix, {
@@ -130,9 +147,10 @@ export async function poolWithApp(
       name: 'app',
       pool,
       replicas: 1,
-      cpu: '1',
+      cpu: app.cpu ?? '1',
       memory: '512Mi',
       terminationGracePeriodSeconds: 1,
+      ...(app.annotations ? { annotations: app.annotations } : {}),
       ...(taint ? { tolerations: [{ key: 'e2e', operator: 'Equal', value: taint, effect: 'NoSchedule' }] } : {}),
     }),
   });

@@ -13,10 +13,7 @@ import {
   serviceAccountKubeconfig,
 } from './noderotation-api.js';
 
-/** A maintenance window that is always open. */
-export const ALWAYS_OPEN: RotationPolicySpec['maintenanceWindows'] = [
-  { timezone: 'UTC', days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'], start: '00:00', end: '00:00' },
-];
+export { ALWAYS_OPEN } from '../../support/fixtures.js';
 
 export interface ControllerContext {
   kube: Kube;

@@ -29,6 +29,8 @@ export interface App {
   pool: string;
   replicas: number;
   cpu: number;
+  /** On each of its Pods (karpenter.sh/do-not-disrupt, say). */
+  annotations?: Record<string, string>;
 }
 
 export interface KarpenterTiming {
@@ -39,6 +41,9 @@ export interface KarpenterTiming {
   /** A write → the models' next look (ms). */
   react: [number, number];
 }
+
+/** Karpenter's provisioner batches Pending Pods: it launches once none came for a second (BATCH_IDLE_DURATION). */
+const BATCH_IDLE_MS = 1_000;
 
 export const TIMING: KarpenterTiming = { launch: [10_000, 60_000], ready: [5_000, 30_000], react: [200, 3_000] };
 
@@ -69,6 +74,8 @@ export class World {
   private wake: Task | null = null;
   private wakeAt = Infinity;
   private claims = 0;
+  /** When each Pending Pod that fits nowhere was first seen so (ms), by uid. */
+  private unplacedSince = new Map<string, number>();
   readonly apps: App[] = [];
 
   constructor(
@@ -258,13 +265,27 @@ export class World {
     return unplaced;
   }
 
-  /** Launches claims for the Pods that fit nowhere, beyond what claims still launching will hold. */
+  /**
+   * Launches claims for the Pods that fit nowhere, beyond what claims still launching will hold — once they have
+   * waited out Karpenter's batching window (BATCH_IDLE_MS), so a claim is never created within a second of the Pod
+   * it is for (the parity test found claims created in the second of the placeholder, which Karpenter never does).
+   */
   private provision(unplaced: Pod[], pools: readonly Obj[]): boolean {
     let busy = false;
+    const now = this.sched.now;
     const claims = this.server.view('karpenter.sh/v1/nodeclaims') as Claim[];
+    const waiting = new Map<string, number>();
+    for (const p of unplaced) {
+      const uid = p.metadata.uid ?? p.metadata.name;
+      waiting.set(uid, this.unplacedSince.get(uid) ?? now);
+    }
+    this.unplacedSince = waiting;
+    const batched = unplaced.filter(
+      (p) => now - (waiting.get(p.metadata.uid ?? p.metadata.name) ?? now) >= BATCH_IDLE_MS,
+    );
     for (const pool of pools) {
       const name = pool.metadata.name;
-      const demand = unplaced
+      const demand = batched
         .filter((p) => p.spec.nodeSelector?.[NODEPOOL_LABEL] === name)
         .reduce((s, p) => s + cpuOf(p), 0);
       const launching = claims.filter(
@@ -304,6 +325,15 @@ export class World {
         this.ready(name);
       });
     });
+  }
+
+  /** A Pod of the app, already bound to `node` and Running (the initial cluster). */
+  bind(a: App, name: string, node: string): void {
+    const pod = appPod(a);
+    pod.metadata.name = name;
+    delete pod.metadata.generateName;
+    (pod.spec as Pod['spec']).nodeName = node;
+    this.call('POST', podsOf(a.namespace), { ...pod, status: { phase: 'Running' } });
   }
 
   /** The claim's Node and its status (used by the launch and by the initial cluster). */
@@ -376,7 +406,13 @@ function appPod(a: App): Obj {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: '', generateName: `${a.name}-`, namespace: a.namespace, labels: { app: a.name } },
+    metadata: {
+      name: '',
+      generateName: `${a.name}-`,
+      namespace: a.namespace,
+      labels: { app: a.name },
+      ...(a.annotations ? { annotations: { ...a.annotations } } : {}),
+    },
     spec: {
       nodeSelector: { [NODEPOOL_LABEL]: a.pool },
       containers: [{ name: 'app', image: 'app', resources: { requests: { cpu: String(a.cpu) } } }],
