@@ -9,6 +9,7 @@ export default defineConfig({
       'test/docs/**/*.test.ts',
       'functions/**/*.test.ts',
       'controller/**/*.test.ts',
+      'runtime/**/*.test.ts',
       'scripts/**/*.test.ts',
       'test/sim/**/*.test.ts',
     ],

@@ -221,7 +221,7 @@ async function main(): Promise<void> {
     [
       '--import',
       'tsx',
-      join(ROOT, 'scripts', 'noderotation.ts'),
+      join(ROOT, 'cli', 'from-source.ts'),
       'function',
       '--insecure',
       '--address',

@@ -32,7 +32,7 @@ async function startServer(): Promise<{ port: number; metricsPort: number; stop:
     [
       '--import',
       'tsx',
-      join(ROOT, 'scripts', 'noderotation.ts'),
+      join(ROOT, 'cli', 'from-source.ts'),
       'function',
       '--insecure',
       '--address',

@@ -4,8 +4,8 @@
 // same validation and messages apply to them as to -f files; an object given with -f replaces the cluster's
 // object of the same kind and name, which is how `-f changed-plan.yaml --from-cluster` shows a change against
 // the real fleet.
-import { ApiError, KubeClient } from '../controller/kube/client.js';
-import { KubeconfigError, resolveKubeconfig, type KubeAuth } from '../controller/kube/kubeconfig.js';
+import { ApiError, KubeClient } from '../runtime/kube/client.js';
+import { KubeconfigError, resolveKubeconfig, type KubeAuth } from '../runtime/kube/kubeconfig.js';
 import { UsageError } from './io.js';
 
 export interface ClusterFlags {

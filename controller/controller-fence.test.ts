@@ -5,10 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { A } from '../src/engine/annotations.js';
 import { Controller } from './controller.js';
 import { PATHS } from './execute/executor.js';
-import type { Json, KubeApi, Query, RequestOptions } from './kube/client.js';
+import type { Json, KubeApi, Query, RequestOptions } from '../runtime/kube/client.js';
 import { jsonLogger } from './log.js';
 import { ControllerMetrics } from './metrics.js';
-import { ManualClock } from './queue/clock.js';
+import { ManualClock } from '../runtime/queue/clock.js';
 
 const NS = 'node-rotation-system';
 

@@ -8,12 +8,12 @@ import { eventObject } from './execute/events.js';
 import { annotationPatch } from './execute/executor.js';
 import { actionKey, matchesFailpoint, pausepoint } from './execute/failpoint.js';
 import { parseBindAddress } from './http.js';
-import { toRecord } from './leader/lease-store.js';
-import { microTime } from './kube/micro-time.js';
+import { toRecord } from '../runtime/leader/lease-store.js';
+import { microTime } from '../runtime/kube/micro-time.js';
 import { jsonLogger } from './log.js';
 import { ControllerUsageError, loadKubeConfig, parseControllerFlags, resourceOf } from './main.js';
 import { ControllerMetrics } from './metrics.js';
-import { NODE, pick, POD, ROTATIONPOLICY } from './kube/shape.js';
+import { NODE, pick, POD, ROTATIONPOLICY } from '../runtime/kube/shape.js';
 import { anchoredNodes } from './state/snapshot.js';
 import { policyStatus, statusChanged } from './status/policy-status.js';
 

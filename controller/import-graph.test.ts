@@ -1,6 +1,6 @@
 // The program (cli/, controller/, functions/, src/) does not use @kubernetes/client-node: its generated API models
 // cost 65 MB of resident memory the moment they are imported (docs/benchmarks.md), and the one kubeconfig reader
-// (controller/kube/kubeconfig.ts) serves the CLI and the controller alike. The tests and the benchmark may use it
+// (runtime/kube/kubeconfig.ts) serves the CLI and the controller alike. The tests and the benchmark may use it
 // (a devDependency). This walks the static import graph from the entry point, and reads every program module.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';

@@ -6,11 +6,11 @@ import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { parseArgs } from 'node:util';
 import { close, listen, metricsHandler, parseBindAddress, probeHandler } from './http.js';
-import { KubeClient } from './kube/client.js';
-import { KubeconfigError, resolveKubeconfig, type KubeAuth } from './kube/kubeconfig.js';
+import { KubeClient } from '../runtime/kube/client.js';
+import { KubeconfigError, resolveKubeconfig, type KubeAuth } from '../runtime/kube/kubeconfig.js';
 import { jsonLogger, type Level } from './log.js';
 import { ControllerMetrics } from './metrics.js';
-import { realClock } from './queue/clock.js';
+import { realClock } from '../runtime/queue/clock.js';
 import { replica } from './replica.js';
 import { describeValue } from '../src/util/describe.js';
 

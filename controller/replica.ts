@@ -2,9 +2,9 @@
 // whose fence every write of the Controller passes. `noderotation controller` (main.ts) runs one over sockets;
 // the simulation (test/sim) runs one or two over its scheduler, so both run the same wiring and the same fence.
 import { Controller, type ControllerOptions } from './controller.js';
-import { fencedApi, type KubeApi, type Wire } from './kube/client.js';
-import { LeaderElector } from './leader/elector.js';
-import { apiLeaseStore } from './leader/lease-store.js';
+import { fencedApi, type KubeApi, type Wire } from '../runtime/kube/client.js';
+import { LeaderElector } from '../runtime/leader/elector.js';
+import { apiLeaseStore } from '../runtime/leader/lease-store.js';
 
 /** client-go's defaults, as controller-runtime's and the reference controller's. */
 export const LEASE_DURATION_SECONDS = 15;

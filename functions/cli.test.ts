@@ -161,7 +161,7 @@ describe('noderotation function', () => {
       [
         '--import',
         'tsx',
-        join(ROOT, 'scripts', 'noderotation.ts'),
+        join(ROOT, 'cli', 'from-source.ts'),
         'function',
         '--insecure',
         '--address',
@@ -242,7 +242,7 @@ describe('noderotation function', () => {
       [
         '--import',
         'tsx',
-        join(ROOT, 'scripts', 'noderotation.ts'),
+        join(ROOT, 'cli', 'from-source.ts'),
         'function',
         '--insecure',
         '--address',

@@ -10,7 +10,19 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DESIGN = join(ROOT, 'docs', 'design.md');
 
 // Everything a person edits; generated trees only repeat the schemas' descriptions, which are scanned at source.
-const SCAN = ['README.md', 'src', 'functions', 'controller', 'test', 'bench', 'scripts', 'examples', 'schemas', 'docs'];
+const SCAN = [
+  'README.md',
+  'src',
+  'functions',
+  'controller',
+  'runtime',
+  'test',
+  'bench',
+  'scripts',
+  'examples',
+  'schemas',
+  'docs',
+];
 const SKIP_DIRS = new Set(['node_modules', 'dist', 'generated', 'modules']);
 const TEXT_FILE = /\.(ts|js|mjs|md|ya?ml|json|sh|txt)$/;
 

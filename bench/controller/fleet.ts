@@ -3,8 +3,8 @@
 // that launch writes — and Pods bound to those Nodes by spec.nodeName (KWOK runs them, no scheduler involved).
 // Every object carries the label FLEET so the fleet is found, repaired and reset without touching anything
 // else. Karpenter must never disrupt it: budgets nodes "0", consolidateAfter Never, expireAfter 720h.
-import type { KubeClient } from '../../controller/kube/client.js';
-import { ApiError } from '../../controller/kube/client.js';
+import type { KubeClient } from '../../runtime/kube/client.js';
+import { ApiError } from '../../runtime/kube/client.js';
 
 export const FLEET = 'bench.noderotation.io/fleet';
 export const POOL_LABEL = 'bench.noderotation.io/pool';

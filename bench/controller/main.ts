@@ -24,7 +24,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { KubeClient } from '../../controller/kube/client.js';
+import { KubeClient } from '../../runtime/kube/client.js';
 import { readClusterEnv, repoRoot } from '../../test/e2e/helpers/cluster.js';
 import { kubectl } from '../../test/e2e/helpers/kubectl.js';
 import { installNoderotation, serviceAccountKubeconfig } from '../../test/e2e/helpers/noderotation-api.js';

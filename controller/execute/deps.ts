@@ -4,7 +4,7 @@
 // NodeClaim delete is judged again on state read for it from the API (fresh.ts).
 import type { RotationPolicy } from '../../src/generated/api-types.js';
 import type { Snapshot } from '../../src/engine/types.js';
-import type { KubeApi } from '../kube/client.js';
+import type { KubeApi } from '../../runtime/kube/client.js';
 import type { ExecutorDeps } from './executor.js';
 import { freshSnapshot } from './fresh.js';
 

@@ -11,9 +11,9 @@ import type { EventReason, Ref } from '../../src/engine/types.js';
 import type { Reason as FindingReason } from '../../src/derivation/findings.js';
 import { boundedCache } from '../../src/util/bounded-cache.js';
 import { truncate } from '../../src/util/describe.js';
-import type { Clock } from '../queue/clock.js';
-import type { KubeApi } from '../kube/client.js';
-import { microTime } from '../kube/micro-time.js';
+import type { Clock } from '../../runtime/queue/clock.js';
+import type { KubeApi } from '../../runtime/kube/client.js';
+import { microTime } from '../../runtime/kube/micro-time.js';
 
 export const REPORTING_CONTROLLER = 'noderotation.io/controller';
 const SERIES_WINDOW_MS = 6 * 60_000;

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { IN_WINDOW, markedDraining, withPool } from '../../test/support/fixtures.js';
 import { A } from '../../src/engine/annotations.js';
 import type { Action, Snapshot } from '../../src/engine/types.js';
-import { ApiError } from '../kube/client.js';
+import { ApiError } from '../../runtime/kube/client.js';
 import { execute, LostRace, Refused, type ExecutorDeps } from './executor.js';
 
 interface Call {

@@ -17,7 +17,7 @@ import { A } from '../../src/engine/annotations.js';
 import { poolContext } from '../../src/engine/decide.js';
 import { deleteJustification } from '../../src/engine/justify.js';
 import type { Action, Ref, Snapshot } from '../../src/engine/types.js';
-import { ApiError, isConflict, isNotFound, type Json, type KubeApi } from '../kube/client.js';
+import { ApiError, isConflict, isNotFound, type Json, type KubeApi } from '../../runtime/kube/client.js';
 
 export interface Paths {
   /** The collection path of a kind (and namespace, for Pods). */

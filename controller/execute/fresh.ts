@@ -7,9 +7,9 @@ import type { RotationPolicy } from '../../src/generated/api-types.js';
 import { NODEPOOL_LABEL, type NodeClaim, type NodePool } from '../../src/karpenter/types.js';
 import type { Node, Pod } from '../../src/kube/types.js';
 import { A } from '../../src/engine/annotations.js';
-import { isNotFound, typedItems, type Json, type KubeApi, type Query } from '../kube/client.js';
+import { isNotFound, typedItems, type Json, type KubeApi, type Query } from '../../runtime/kube/client.js';
 import { poolSnapshot } from '../state/snapshot.js';
-import { NODE, NODECLAIM, NODEPOOL, pick, POD, ROTATIONPOLICY, type Shape } from '../kube/shape.js';
+import { NODE, NODECLAIM, NODEPOOL, pick, POD, ROTATIONPOLICY, type Shape } from '../../runtime/kube/shape.js';
 
 const PAGE = 500;
 /** A node runs at most a few hundred Pods; more than this and the read is not trusted (the write is refused). */

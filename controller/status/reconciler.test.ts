@@ -7,7 +7,7 @@ import { policy, poolReport } from '../../test/support/fixtures.js';
 import { ApiServer } from '../../test/sim/apiserver.js';
 import { directClient } from '../../test/sim/direct.js';
 import { jsonLogger } from '../log.js';
-import { ManualClock } from '../queue/clock.js';
+import { ManualClock } from '../../runtime/queue/clock.js';
 import { PolicyStatusReconciler, ROTATIONPOLICIES, STATUS_RETRY_MS } from './reconciler.js';
 
 const T0 = Date.parse('2027-01-04T00:00:00Z');

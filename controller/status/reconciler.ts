@@ -8,11 +8,11 @@ import { validateAgainst, type FieldError } from '../../src/api/validate.js';
 import { rfc3339 } from '../../src/engine/annotations.js';
 import type { PoolReport } from '../../src/engine/types.js';
 import type { RotationPolicy } from '../../src/generated/api-types.js';
-import { isConflict, isNotFound, type KubeApi } from '../kube/client.js';
-import type { Reflector } from '../kube/reflector.js';
+import { isConflict, isNotFound, type KubeApi } from '../../runtime/kube/client.js';
+import type { Reflector } from '../../runtime/kube/reflector.js';
 import type { Logger } from '../log.js';
-import type { Clock } from '../queue/clock.js';
-import { WorkQueue, type PassResult } from '../queue/work-queue.js';
+import type { Clock } from '../../runtime/queue/clock.js';
+import { WorkQueue, type PassResult } from '../../runtime/queue/work-queue.js';
 import { policyStatus, statusChanged, type Condition } from './policy-status.js';
 
 export const ROTATIONPOLICIES = '/apis/noderotation.io/v1alpha1/rotationpolicies';

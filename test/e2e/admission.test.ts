@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { policyNames } from '../../controller/admission.js';
-import { ApiError, KubeClient, type Json } from '../../controller/kube/client.js';
-import { loadKubeconfigFile } from '../../controller/kube/kubeconfig.js';
+import { ApiError, KubeClient, type Json } from '../../runtime/kube/client.js';
+import { loadKubeconfigFile } from '../../runtime/kube/kubeconfig.js';
 import { A } from '../../src/engine/annotations.js';
 import type { NodeClaim } from '../../src/karpenter/types.js';
 import type { Pod } from '../../src/kube/types.js';

@@ -217,7 +217,7 @@ describe('the Argo CD Config Management Plugin (examples/argocd/cmp-plugin.yaml)
       for (const [name, text] of Object.entries(contents)) writeFileSync(join(dir, name), text);
       expect(program).toBe('noderotation');
       const tsx = import.meta.resolve('tsx');
-      const r = spawnSync(process.execPath, ['--import', tsx, join(repoRoot, 'scripts/noderotation.ts'), ...args], {
+      const r = spawnSync(process.execPath, ['--import', tsx, join(repoRoot, 'cli/from-source.ts'), ...args], {
         cwd: dir,
         encoding: 'utf8',
         env: { ...process.env, NODE_OPTIONS: '' },

@@ -1,6 +1,6 @@
 // A KubeApi straight onto the simulation's apiserver, for suite tests that need an apiserver's semantics but no
 // scheduling: every request is answered at once, bodies cross as JSON, failures come back as ApiError.
-import { ApiError, type KubeApi } from '../../controller/kube/client.js';
+import { ApiError, type KubeApi } from '../../runtime/kube/client.js';
 import type { ApiServer, Status } from './apiserver.js';
 
 export function directClient(server: ApiServer, actor = 'controller'): KubeApi {

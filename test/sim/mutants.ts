@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { CI_PARTS, ciPart, type SimRun } from './seeds.js';
 
 export interface Edit {
-  /** A path under controller/ or src/. */
+  /** A path under controller/, runtime/ or src/. */
   file: string;
   search: string;
   replace: string;
@@ -100,7 +100,7 @@ export const MUTANTS: readonly Mutant[] = [
     bug: 'the fence checks only "leading", not the monotonic age of the last renew',
     edits: [
       {
-        file: 'controller/leader/elector.ts',
+        file: 'runtime/leader/elector.ts',
         search: 'if (age < this.o.renewDeadlineMs) return true;',
         replace: 'if (age < Infinity) return true;',
       },
@@ -111,7 +111,7 @@ export const MUTANTS: readonly Mutant[] = [
     bug: "the fence counts a renew from its answer, not from the start of the try (the Lease's time spent in flight)",
     edits: [
       {
-        file: 'controller/leader/elector.ts',
+        file: 'runtime/leader/elector.ts',
         search: 'this.renewedAt = started;',
         replace: 'this.renewedAt = this.o.clock.mono();',
       },

@@ -3,7 +3,7 @@
 // task runs next, and virtual time moves only when nothing is runnable (to the next task or timer due).
 // Between two tasks the driver lets every microtask settle, so the controller's code between two awaits runs
 // as one step and one seed reproduces one run exactly.
-import type { Clock, Timer } from '../../controller/queue/clock.js';
+import type { Clock, Timer } from '../../runtime/queue/clock.js';
 
 /** xoshiro128** (Blackman and Vigna) from its four state words: 32-bit outputs. */
 export function xoshiro128ss(a: number, b: number, c: number, d: number): () => number {

@@ -1,7 +1,7 @@
 // The deterministic simulation: its scheduler and PRNG, its reproducibility, and the CI range of seeds without
 // faults (sim-faults.test.ts runs the faulted range).
 import { describe, expect, it } from 'vitest';
-import { fencedApi, NotLeader } from '../../controller/kube/client.js';
+import { fencedApi, NotLeader } from '../../runtime/kube/client.js';
 import { ApiServer } from './apiserver.js';
 import { Rng, Scheduler, xoshiro128ss } from './scheduler.js';
 import { expectRunsHold } from './hold.js';

@@ -3,7 +3,7 @@
 // first half of the run and stopped for the second, so that every run ends with the liveness check. The
 // invariants are checked after every step; the first violation ends the run.
 import type { Logger } from '../../controller/log.js';
-import { LEASE_NAME } from '../../controller/leader/lease-store.js';
+import { LEASE_NAME } from '../../runtime/leader/lease-store.js';
 import { ControllerMetrics } from '../../controller/metrics.js';
 import { LEASE_DURATION_SECONDS, replica, type Replica } from '../../controller/replica.js';
 import { ApiServer, type Obj } from './apiserver.js';

@@ -11,7 +11,7 @@ import {
   type Query,
   type RequestOptions,
   type Wire,
-} from '../../controller/kube/client.js';
+} from '../../runtime/kube/client.js';
 import type { ApiServer, ServerWatch, Status } from './apiserver.js';
 import { StatusError } from './apiserver.js';
 import type { Rng, Scheduler } from './scheduler.js';

@@ -117,7 +117,7 @@ start_function() {
   node="$(command -v node)" || die "node is not on PATH"
   (
     cd "${here}/../../.."
-    start_component crossplane-function "${node}" --import tsx scripts/noderotation.ts function \
+    start_component crossplane-function "${node}" --import tsx cli/from-source.ts function \
       --tls-certs-dir "$(crossplane_dir)/function" --address "127.0.0.1:${function_port}" --metrics-address '' \
       --response-ttl 10s
   )

@@ -44,7 +44,7 @@ export class ControllerProcess {
     const env = readClusterEnv();
     this.metricsPort = await freePort();
     this.healthPort = await freePort();
-    const entry = path.join(repoRoot, 'scripts/noderotation.ts');
+    const entry = path.join(repoRoot, 'cli/from-source.ts');
     const child = spawn(
       process.execPath,
       [

@@ -5,8 +5,8 @@
 // What the controller adds around it (reflectors, queue, leadership) is not here: a test decides when a pass runs.
 import { executorDeps, snapshotVersions } from '../../../controller/execute/deps.js';
 import { execute as executeOn, LostRace, Refused } from '../../../controller/execute/executor.js';
-import { KubeClient } from '../../../controller/kube/client.js';
-import { loadKubeconfigFile } from '../../../controller/kube/kubeconfig.js';
+import { KubeClient } from '../../../runtime/kube/client.js';
+import { loadKubeconfigFile } from '../../../runtime/kube/kubeconfig.js';
 import { decide } from '../../../src/engine/decide.js';
 import type { Action, Decision, Snapshot } from '../../../src/engine/types.js';
 import type { RotationPolicy, Surge } from '../../../src/generated/api-types.js';

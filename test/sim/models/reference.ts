@@ -18,8 +18,8 @@
 //       state (it is not: no placeholder holds surge room), else abandon the attempt.
 // Its writes go through the apiserver as actor "reference", so the invariants see them: none is an operator's,
 // and nothing of it is protected (S3) — it is state ours may take over.
-import { LEASE_NAME } from '../../../controller/leader/lease-store.js';
-import { microTime } from '../../../controller/kube/micro-time.js';
+import { LEASE_NAME } from '../../../runtime/leader/lease-store.js';
+import { microTime } from '../../../runtime/kube/micro-time.js';
 import type { ApiServer, Obj } from '../apiserver.js';
 import { K } from '../invariants.js';
 import type { Rng } from '../scheduler.js';
