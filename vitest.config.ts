@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // Unit and in-process tests. The end-to-end suite (real cluster) has its own config: vitest.e2e.config.ts.
@@ -15,5 +16,8 @@ export default defineConfig({
     ],
     exclude: ['test/e2e/**', 'node_modules/**', 'dist/**'],
     testTimeout: 60_000,
+    // Every core: vitest's default leaves one free (one worker on CI's two cores), and the simulation's four
+    // files (test/sim/seeds.ts) are CPU-bound.
+    maxWorkers: availableParallelism(),
   },
 });

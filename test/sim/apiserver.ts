@@ -185,6 +185,8 @@ export interface ApiServerOptions {
 }
 
 const clone = <T>(v: T): T => structuredClone(v);
+/** Per resource, the start of a typed object's JSON text: `{"apiVersion":…,"kind":…`. */
+const HEADS = new Map<ResourceDef, string>();
 const rfc3339 = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 const keyOf = (namespace: string | undefined, name: string): string => (namespace ? `${namespace}/${name}` : name);
 
@@ -207,6 +209,10 @@ export class ApiServer {
    */
   readonly audit: AuditEvent[] = [];
   private readonly commitHooks: ((w: Write) => void)[] = [];
+  /** Bodies this server made around stored objects (a typed object, a list): their text's head, and what they carry. */
+  private readonly framed = new WeakMap<object, { head: string; of: Obj | Obj[] }>();
+  /** The JSON text of stored objects (never changed in place), written on first need. */
+  private readonly texts = new WeakMap<Obj, string>();
   /** Paths already parsed (a Parsed is never changed); a path that fails to parse throws every time. */
   private readonly paths = new Map<string, Parsed>();
 
@@ -388,7 +394,31 @@ export class ApiServer {
   }
 
   private typed(d: ResourceDef, o: Obj): Obj {
-    return { apiVersion: apiVersionOf(d), kind: d.kind, ...o };
+    const t = { apiVersion: apiVersionOf(d), kind: d.kind, ...o };
+    let head = HEADS.get(d);
+    if (head === undefined)
+      HEADS.set(d, (head = JSON.stringify({ apiVersion: t.apiVersion, kind: d.kind }).slice(0, -1)));
+    this.framed.set(t, { head, of: o });
+    return t;
+  }
+
+  /**
+   * The JSON text of an answer's body or an event's object, as JSON.stringify writes it, from the text of each
+   * stored object it carries, written once: stored objects are never changed in place. (The transport sends
+   * every answer and event as JSON; most of what it sends is the same stored objects, again and again.)
+   */
+  json(body: unknown): string {
+    const f = body !== null && typeof body === 'object' ? this.framed.get(body) : undefined;
+    if (!f) return JSON.stringify(body) ?? 'null';
+    if (Array.isArray(f.of)) return `${f.head},"items":[${f.of.map((o) => this.textOf(o)).join(',')}]}`;
+    const t = this.textOf(f.of);
+    return t === '{}' ? `${f.head}}` : `${f.head},${t.slice(1)}`;
+  }
+
+  private textOf(o: Obj): string {
+    let t = this.texts.get(o);
+    if (t === undefined) this.texts.set(o, (t = JSON.stringify(o)));
+    return t;
   }
 
   private read(p: Parsed): Obj {
@@ -424,12 +454,11 @@ export class ApiServer {
       this.snapshots.set(id, snap);
       metadata.continue = `${id}:${end}`;
     }
-    return {
-      apiVersion: apiVersionOf(p.def),
-      kind: `${p.def.kind}List`,
-      metadata,
-      items: snap.items.slice(offset, end),
-    };
+    const list = { apiVersion: apiVersionOf(p.def), kind: `${p.def.kind}List`, metadata };
+    const items = snap.items.slice(offset, end);
+    const body = { ...list, items };
+    this.framed.set(body, { head: JSON.stringify(list).slice(0, -1), of: items });
+    return body;
   }
 
   /**

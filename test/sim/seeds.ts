@@ -20,7 +20,7 @@ export const CI_FAULTS: readonly Fault[] = FAULTS;
 
 /**
  * Swarm testing (Groce et al., ISSTA 2012): each seed runs under its own subset of `from`, each fault in it with
- * probability ½ (at least one), for its own length of time (5–20 virtual minutes), both drawn from the seed.
+ * probability ½ (at least one), for its own length of time (5–15 virtual minutes), both drawn from the seed.
  * Faults that mask each other stay apart in some runs — `delays` hands the Lease round so often that a replica
  * seldom leads long enough to be paused mid-rotation, for one. The length: the seeds' rotations start in their
  * first minutes (the windows are open) and are over within about ten; past that, faults meet an idle controller
@@ -30,7 +30,7 @@ export const CI_FAULTS: readonly Fault[] = FAULTS;
 export function swarm(seed: number, from: readonly Fault[] = CI_FAULTS): SimRun {
   const rng = Rng.of(seed ^ 0x5eed5);
   const picked = from.filter(() => rng.chance(0.5));
-  return { seed, faults: picked.length > 0 ? picked : [rng.pick(from)], faultMinutes: rng.int(5, 20) };
+  return { seed, faults: picked.length > 0 ? picked : [rng.pick(from)], faultMinutes: rng.int(5, 15) };
 }
 
 /** Seeds in CI's plan (`SIM_SEEDS`, default 2,000): a quarter without faults, the rest with swarm faults. */

@@ -162,7 +162,7 @@ export class SimTransport implements KubeApi, Wire {
           if (res.code >= 300) {
             const s = res.body as Status;
             reject(new ApiError(res.code, s.reason, s.message));
-          } else resolve(wire<T>(res.body));
+          } else resolve(res.body === undefined ? ({} as T) : (JSON.parse(this.server.json(res.body)) as T));
         });
       });
     });
@@ -202,7 +202,7 @@ export class SimTransport implements KubeApi, Wire {
           sw.queue.shift();
           lastEvent = this.sched.now;
           try {
-            onEvent(ev.type, wire<Json>(ev.object));
+            onEvent(ev.type, JSON.parse(this.server.json(ev.object)) as Json);
           } catch (e) {
             return end(e instanceof Error ? e : new Error(String(e)));
           }
