@@ -120,7 +120,7 @@ describe('the CLI reads the cluster it is pointed at', () => {
 
     const noContext = await cli(['explain', '--from-cluster', '--context', 'nope'], { KUBECONFIG: kubeconfig });
     expect(noContext.code).toBe(2);
-    expect(noContext.stderr).toMatch(/--context nope: no such context in the kubeconfig; it has /);
+    expect(noContext.stderr).toMatch(/--context nope: no such context; the kubeconfig has /);
     const noFile = await cli(['explain', '--from-cluster', '--kubeconfig', path.join(dir, 'missing')]);
     expect(noFile.code).toBe(2);
     expect(noFile.stderr).toContain(`--from-cluster: cannot load --kubeconfig ${path.join(dir, 'missing')}`);
