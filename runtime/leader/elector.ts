@@ -4,6 +4,9 @@
 //    the start of the last successful renew (a campaigning try gets renewDeadline from its own start);
 //  - a leader that has not renewed by then stops leading at that moment, calls onStoppedLeading and never acts
 //    again (the process exits; a fresh start campaigns from scratch);
+//  - a leader renews with one write, conditioned on the resourceVersion its own last write produced (client-go's
+//    "fast path"); only when that write fails does it read the Lease and decide afresh (the slow path), so an
+//    idle leader sends one request per retry period, not two;
 //  - `fence()` is the synchronous check made right before every write: true only while leading and less than
 //    renewDeadline after the start of the last successful renew. A paused process (SIGSTOP, a long GC) sees
 //    the time it lost there, before any of its timers runs, and refuses the write.
@@ -19,12 +22,13 @@ export interface StoredLease {
 
 /**
  * Reads and writes the one Lease; `update` rejects (any error) when resourceVersion no longer matches. Each
- * request carries the try's signal, which aborts it at the renew deadline.
+ * request carries the try's signal, which aborts it at the renew deadline. A write resolves to the
+ * resourceVersion it produced.
  */
 export interface LeaseStore {
   get(signal?: AbortSignal): Promise<StoredLease | null>;
-  create(record: LeaseRecord, signal?: AbortSignal): Promise<void>;
-  update(record: LeaseRecord, resourceVersion: string, signal?: AbortSignal): Promise<void>;
+  create(record: LeaseRecord, signal?: AbortSignal): Promise<string>;
+  update(record: LeaseRecord, resourceVersion: string, signal?: AbortSignal): Promise<string>;
 }
 
 export interface ElectorOptions {
@@ -44,6 +48,8 @@ type TryOutcome = { renewed: true } | { renewed: false; why: string };
 
 export class LeaderElector {
   private obs: LeaseObservation | null = null;
+  /** Our last successful write, while leading: the next renew is conditioned on its resourceVersion. */
+  private written: StoredLease | null = null;
   private leading = false;
   /** Monotonic start of the last try that acquired or renewed the Lease: the fence counts from here. */
   private renewedAt = 0;
@@ -167,6 +173,12 @@ export class LeaderElector {
   }
 
   private async acquireOrRenew(signal: AbortSignal): Promise<TryOutcome> {
+    // Never on an empty resourceVersion: the apiserver takes a PUT without one as unconditional.
+    if (this.leading && this.written?.record && this.written.resourceVersion !== '') {
+      if (await this.renewOnLastWrite(this.written.record, this.written.resourceVersion, signal)) {
+        return { renewed: true };
+      }
+    }
     const cur = await this.o.store.get(signal);
     const at = { mono: this.o.clock.mono(), wall: this.o.clock.now() };
     this.obs = observe(this.obs, cur?.record ?? null, at.mono);
@@ -178,11 +190,36 @@ export class LeaderElector {
     );
     if (step.write === null) return { renewed: false, why: step.why };
     signal.throwIfAborted();
-    if (step.write === 'create') await this.o.store.create(step.record, signal);
-    else await this.o.store.update(step.record, (cur as StoredLease).resourceVersion, signal);
-    this.obs = { record: step.record, seenAt: at.mono };
+    const resourceVersion =
+      step.write === 'create'
+        ? await this.o.store.create(step.record, signal)
+        : await this.o.store.update(step.record, (cur as StoredLease).resourceVersion, signal);
+    this.wrote(step.record, resourceVersion, at.mono);
     if (!this.leading) this.o.log?.('acquired the lease', { why: step.why });
     return { renewed: true };
+  }
+
+  /**
+   * The fast path: renew on the resourceVersion of our own last write, without reading first. A conflict (someone
+   * wrote since) or any other failure is not a lost lease by itself: the slow path reads the Lease and decides.
+   */
+  private async renewOnLastWrite(last: LeaseRecord, resourceVersion: string, signal: AbortSignal): Promise<boolean> {
+    const at = { mono: this.o.clock.mono(), wall: this.o.clock.now() };
+    const record: LeaseRecord = { ...last, durationSeconds: this.o.leaseDurationSeconds, renewTime: at.wall };
+    try {
+      this.wrote(record, await this.o.store.update(record, resourceVersion, signal), at.mono);
+      return true;
+    } catch (err) {
+      signal.throwIfAborted();
+      this.written = null;
+      this.o.log?.('renewing on our last write failed; reading the lease', { error: String(err) });
+      return false;
+    }
+  }
+
+  private wrote(record: LeaseRecord, resourceVersion: string, mono: number): void {
+    this.obs = { record, seenAt: mono };
+    this.written = { record, resourceVersion };
   }
 }
 

@@ -109,24 +109,28 @@ class MemoryLease implements LeaseStore {
         if (inner.failFor.has(who)) throw new Error('apiserver unreachable');
         if (inner.stored) throw new Error('AlreadyExists');
         inner.stored = { record, resourceVersion: String(++inner.rv) };
-        return Promise.resolve();
+        return Promise.resolve(inner.stored.resourceVersion);
       },
       update: async (record, resourceVersion) => {
         if (inner.failFor.has(who)) throw new Error('apiserver unreachable');
         if (inner.stored?.resourceVersion !== resourceVersion) throw new Error('Conflict');
         inner.stored = { record, resourceVersion: String(++inner.rv) };
-        return Promise.resolve();
+        return Promise.resolve(inner.stored.resourceVersion);
       },
     };
   }
   get(): Promise<StoredLease | null> {
     return this.view(this.who).get();
   }
-  create(r: LeaseRecord): Promise<void> {
+  create(r: LeaseRecord): Promise<string> {
     return this.view(this.who).create(r);
   }
-  update(r: LeaseRecord, rv: string): Promise<void> {
+  update(r: LeaseRecord, rv: string): Promise<string> {
     return this.view(this.who).update(r, rv);
+  }
+  /** Someone else's write that leaves the record as it is (a label edit): the resourceVersion moves on. */
+  touch(): void {
+    if (this.stored) this.stored = { ...this.stored, resourceVersion: String(++this.rv) };
   }
 }
 
@@ -236,21 +240,30 @@ function hanging(store: LeaseStore): { store: LeaseStore; hang: Set<'get' | 'upd
   };
 }
 
-/** A candidate whose every event and every try's start (monotonic) is recorded. */
+/**
+ * A candidate whose every event and every request is recorded with its start (monotonic): a read with the record
+ * it read, a write with the record it wrote. A try starts with its first request (no time passes before it).
+ */
 function watched(identity: string, store: LeaseStore, clock: ManualClock) {
   const events: { what: 'start' | 'stop'; mono: number; why?: string }[] = [];
-  const tries: { mono: number; record: string }[] = [];
+  const tries: { mono: number; kind: 'get' | 'create' | 'update'; record: string }[] = [];
   const e = new LeaderElector({
     identity,
     store: {
       get: async (signal) => {
         const mono = clock.mono();
         const got = await store.get(signal);
-        tries.push({ mono, record: JSON.stringify(got?.record ?? null) });
+        tries.push({ mono, kind: 'get', record: JSON.stringify(got?.record ?? null) });
         return got;
       },
-      create: (r, s) => store.create(r, s),
-      update: (r, rv, s) => store.update(r, rv, s),
+      create: (r, s) => {
+        tries.push({ mono: clock.mono(), kind: 'create', record: JSON.stringify(r) });
+        return store.create(r, s);
+      },
+      update: (r, rv, s) => {
+        tries.push({ mono: clock.mono(), kind: 'update', record: JSON.stringify(r) });
+        return store.update(r, rv, s);
+      },
     },
     clock,
     leaseDurationSeconds: 15,
@@ -276,9 +289,14 @@ async function leaderAndFollower(clock: ManualClock) {
 
 describe('LeaderElector: the renew deadline bounds a hung renew', () => {
   it.each([
-    { reason: 'the renew PUT never answers', hang: 'update' as const },
-    { reason: 'the read before the renew never answers', hang: 'get' as const },
-  ])('$reason: the leader stops leading at the renew deadline, never later', async ({ hang }) => {
+    { reason: 'the renew PUT never answers', hang: 'update' as const, touched: false },
+    {
+      reason:
+        'the renew on our last write is refused (someone else wrote the Lease) and the read after it never answers',
+      hang: 'get' as const,
+      touched: true,
+    },
+  ])('$reason: the leader stops leading at the renew deadline, never later', async ({ hang, touched }) => {
     const clock = new ManualClock(1_000_000);
     const lease = new MemoryLease();
     const h = hanging(lease.view('a'));
@@ -288,6 +306,7 @@ describe('LeaderElector: the renew deadline bounds a hung renew', () => {
     expect(a.e.isLeader).toBe(true);
     // The tries so far all renewed; the last one's start is where the renew deadline counts from.
     const lastRenewStart = Math.max(...a.tries.map((t) => t.mono));
+    if (touched) lease.touch();
     h.hang.add(hang);
     await run(clock, 30_000, 100);
     expect(a.at('stop')).toBeLessThanOrEqual(lastRenewStart + 10_000);
@@ -297,6 +316,66 @@ describe('LeaderElector: the renew deadline bounds a hung renew', () => {
     // The hung request was told to give up (its signal aborted) rather than left to the socket's timeout.
     expect(h.signals.length).toBeGreaterThan(0);
     expect(h.signals.every((s) => s.aborted)).toBe(true);
+  });
+});
+
+describe("LeaderElector: a leader renews on its own last write (client-go's fast path)", () => {
+  it('an idle leader sends one write per retry period and no read', async () => {
+    const clock = new ManualClock(1_000_000);
+    const a = watched('a', new MemoryLease().view('a'), clock);
+    a.e.start();
+    await run(clock, 20_000);
+    expect(a.e.isLeader).toBe(true);
+    // The first try reads (no Lease) and creates; every later one is a single update.
+    expect(a.tries.slice(0, 2).map((t) => t.kind)).toEqual(['get', 'create']);
+    const later = a.tries.slice(2);
+    expect(later.length).toBeGreaterThanOrEqual(9);
+    expect(later.every((t) => t.kind === 'update')).toBe(true);
+    expect(new Set(later.map((t) => t.mono)).size).toBe(later.length);
+  });
+
+  it.each([
+    {
+      reason:
+        'a third party edited the Lease (its record unchanged): the refused write leads to a read, and the ' +
+        'leader renews on it',
+      takenBy: null,
+      leads: true,
+    },
+    {
+      reason: 'another candidate took the Lease: the refused write leads to a read, and the leader stops at once',
+      takenBy: 'b',
+      leads: false,
+    },
+  ])('$reason', async ({ takenBy, leads }) => {
+    const clock = new ManualClock(1_000_000);
+    const lease = new MemoryLease();
+    const a = watched('a', lease.view('a'), clock);
+    a.e.start();
+    await run(clock, 5_000);
+    const before = a.tries.length;
+    if (takenBy === null) lease.touch();
+    else {
+      const cur = lease.stored as StoredLease;
+      lease.stored = {
+        record: { ...(cur.record as LeaseRecord), holder: takenBy, transitions: 1 },
+        resourceVersion: cur.resourceVersion + '0',
+      };
+    }
+    const changedAt = clock.mono();
+    await run(clock, 2_000);
+    // The next try: the optimistic update (refused), then a read.
+    expect(a.tries.slice(before, before + 2).map((t) => t.kind)).toEqual(['update', 'get']);
+    expect(a.e.isLeader).toBe(leads);
+    if (leads) {
+      await run(clock, 6_000);
+      expect(a.tries.slice(before + 2).every((t) => t.kind === 'update')).toBe(true);
+      expect(lease.stored?.record?.holder).toBe('a');
+    } else {
+      expect(a.at('stop') - changedAt).toBeLessThanOrEqual(2_000);
+      expect(a.events.at(-1)?.why).toMatch(/held by b/);
+      expect(lease.stored?.record?.holder).toBe('b');
+    }
   });
 });
 
@@ -313,7 +392,7 @@ describe('LeaderElector: the fence', () => {
     a.e.start();
     clock.advance(0);
     await settle();
-    expect(a.tries.map((t) => t.mono)).toEqual([0]);
+    expect([...new Set(a.tries.map((t) => t.mono))]).toEqual([0]); // one try (a read and a create), at 0
     expect(a.e.fence()).toBe(true);
     const timers = clock.pending;
     clock.stall(pausedMs);
@@ -391,7 +470,7 @@ describe('LeaderElector: a wall-clock step changes no lease decision', () => {
     clock.jumpWall(jumpMs);
     await run(clock, 30_000);
     // When b first saw the leader's last record, on b's monotonic clock: the lease duration counts from there.
-    const seen = b.tries.find((t) => t.record === last)?.mono ?? NaN;
+    const seen = b.tries.find((t) => t.kind === 'get' && t.record === last)?.mono ?? NaN;
     expect(seen).toBeLessThan(steppedAt);
     const takeover = b.at('start');
     expect(takeover - seen).toBeGreaterThanOrEqual(15_000);

@@ -1,5 +1,6 @@
 // The Lease object through the API: reads map to a LeaseRecord, writes are conditioned on resourceVersion
-// (PUT with metadata.resourceVersion: the apiserver answers 409 when someone else wrote in between). Each
+// (PUT with metadata.resourceVersion: the apiserver answers 409 when someone else wrote in between); a write
+// answers with the resourceVersion it produced, on which the leader's next renew is conditioned. Each
 // request carries the elector's signal, which aborts it at the renew deadline. This store uses the unfenced
 // client: renewing the Lease is how the fence is kept up.
 import { isNotFound, type KubeApi } from '../kube/client.js';
@@ -61,7 +62,7 @@ export function apiLeaseStore(client: KubeApi, namespace: string, name = LEASE_N
       }
     },
     async create(record, signal) {
-      await client.request('POST', collection, {
+      const o = await client.request<LeaseObject>('POST', collection, {
         signal,
         body: {
           apiVersion: 'coordination.k8s.io/v1',
@@ -70,9 +71,10 @@ export function apiLeaseStore(client: KubeApi, namespace: string, name = LEASE_N
           spec: toSpec(record),
         },
       });
+      return o.metadata.resourceVersion ?? '';
     },
     async update(record, resourceVersion, signal) {
-      await client.request('PUT', `${collection}/${name}`, {
+      const o = await client.request<LeaseObject>('PUT', `${collection}/${name}`, {
         signal,
         body: {
           apiVersion: 'coordination.k8s.io/v1',
@@ -81,6 +83,7 @@ export function apiLeaseStore(client: KubeApi, namespace: string, name = LEASE_N
           spec: toSpec(record),
         },
       });
+      return o.metadata.resourceVersion ?? '';
     },
   };
 }
