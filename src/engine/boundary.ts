@@ -36,23 +36,64 @@ export function timestamp(d: Date, path: string): string {
   return ms % 1000 === 0 ? d.toISOString().replace('.000Z', 'Z') : d.toISOString();
 }
 
-function plain(value: unknown, path: string): unknown {
-  if (value instanceof Date) return timestamp(value, path);
-  if (typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint')
-    throw new SnapshotError(`${path}: a ${typeof value} (${describeValue(value)}); expected JSON data`);
-  if (typeof value !== 'object' || value === null) return value;
+/**
+ * The conversion itself, without paths (building a path string per member was most of its cost): a value it
+ * cannot convert throws NOT_JSON, and `explain` then walks the input again to name the path.
+ */
+const NOT_JSON = Symbol('not JSON');
+
+function convert(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) {
+    if (typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint') throw NOT_JSON;
+    return value;
+  }
   const hit = converted.get(value);
   if (hit !== undefined) return hit;
   let out: unknown;
-  if (Array.isArray(value)) out = Object.freeze(value.map((v, i) => plain(v, `${path}[${i}]`)));
+  if (value instanceof Date) {
+    if (Number.isNaN(value.getTime())) throw NOT_JSON;
+    return timestamp(value, '');
+  } else if (Array.isArray(value)) out = Object.freeze(value.map(convert));
   else {
     const obj: Record<string, unknown> = {};
     // Own enumerable keys only; undefined members are dropped, as JSON would.
-    for (const [k, v] of Object.entries(value)) if (v !== undefined) obj[k] = plain(v, `${path}.${k}`);
+    for (const k of Object.keys(value)) {
+      const v = (value as Record<string, unknown>)[k];
+      if (v !== undefined) obj[k] = convert(v);
+    }
     out = Object.freeze(obj);
   }
   converted.set(value, out);
   return out;
+}
+
+/** The first value under `value` that is not JSON data, as a SnapshotError naming its path. */
+function explain(value: unknown, path: string): SnapshotError | null {
+  if (value instanceof Date) {
+    return Number.isNaN(value.getTime())
+      ? new SnapshotError(`${path}: an invalid Date; expected a valid timestamp`)
+      : null;
+  }
+  if (typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint')
+    return new SnapshotError(`${path}: a ${typeof value} (${describeValue(value)}); expected JSON data`);
+  if (typeof value !== 'object' || value === null) return null;
+  const entries: [string, unknown][] = Array.isArray(value)
+    ? value.map((v, i): [string, unknown] => [`[${i}]`, v])
+    : Object.entries(value).map(([k, v]): [string, unknown] => [`.${k}`, v]);
+  for (const [k, v] of entries) {
+    const bad = explain(v, `${path}${k}`);
+    if (bad) return bad;
+  }
+  return null;
+}
+
+function plain(value: unknown, path: string): unknown {
+  try {
+    return convert(value);
+  } catch (e) {
+    if (e !== NOT_JSON) throw e;
+    throw explain(value, path) ?? new SnapshotError(`${path}: not JSON data`);
+  }
 }
 
 function named(list: readonly object[], field: string): unknown[] {
