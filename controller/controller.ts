@@ -202,15 +202,22 @@ export class Controller {
   }
 
   private readonly defaulted = new WeakMap<RotationPolicy, RotationPolicy>();
+  /** Per spec object: a policy whose status moved keeps its spec object (the reflector shares it), and so this. */
+  private readonly defaultedSpecs = new WeakMap<RotationPolicy['spec'], RotationPolicy['spec']>();
   private withDefaults(p: RotationPolicy): RotationPolicy {
     let out = this.defaulted.get(p);
     if (!out) {
-      const placeholder = {
-        image: this.o.placeholderImage,
-        priorityClassName: this.o.priorityClass,
-        ...(p.spec.surge?.placeholder ?? {}),
-      };
-      out = { ...p, spec: { ...p.spec, surge: { ...(p.spec.surge ?? {}), placeholder } } };
+      let spec = this.defaultedSpecs.get(p.spec);
+      if (!spec) {
+        const placeholder = {
+          image: this.o.placeholderImage,
+          priorityClassName: this.o.priorityClass,
+          ...(p.spec.surge?.placeholder ?? {}),
+        };
+        spec = { ...p.spec, surge: { ...(p.spec.surge ?? {}), placeholder } };
+        this.defaultedSpecs.set(p.spec, spec);
+      }
+      out = { ...p, spec };
       this.defaulted.set(p, out);
     }
     return out;

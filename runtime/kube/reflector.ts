@@ -6,7 +6,7 @@
 //  - failures back off exponentially (1 s to 30 s) and are reported through health();
 //  - objects are reduced to a Shape before they are stored, and an update that changes nothing the engine
 //    reads keeps the stored object (same identity: the engine's caches key on it) and reports nothing.
-import { sameJson } from '../../src/util/canonical.js';
+import { shareJson } from '../../src/util/canonical.js';
 import type { Clock } from '../queue/clock.js';
 import { ApiError, isGone, typedItems, type Json, type KubeApi, type Query } from './client.js';
 import { pick, type Shape } from './shape.js';
@@ -39,13 +39,19 @@ const keyOf = (o: Meta): string =>
   o.metadata?.namespace ? `${o.metadata.namespace}/${o.metadata.name ?? ''}` : (o.metadata?.name ?? '');
 
 /** Whether an object changed for us: in anything but its resourceVersion. */
-const sameContent = (a: unknown, b: unknown): boolean => {
-  const x = a as { metadata?: Record<string, unknown> };
-  const y = b as { metadata?: Record<string, unknown> };
-  return sameJson(
-    { ...x, metadata: { ...x.metadata, resourceVersion: undefined } },
-    { ...y, metadata: { ...y.metadata, resourceVersion: undefined } },
-  );
+/**
+ * Whether `next` (shareJson'd onto `prev`) differs from `prev` in its resourceVersion only: every other member,
+ * and every other member of its metadata, is prev's own.
+ */
+const versionOnly = (prev: unknown, next: unknown): boolean => {
+  const x = prev as Record<string, unknown> & { metadata?: Record<string, unknown> };
+  const y = next as Record<string, unknown> & { metadata?: Record<string, unknown> };
+  const same = (a: Record<string, unknown>, b: Record<string, unknown>, skip: string): boolean => {
+    const keys = (o: Record<string, unknown>) => Object.keys(o).filter((k) => k !== skip && o[k] !== undefined);
+    const ka = keys(a);
+    return ka.length === keys(b).length && ka.every((k) => a[k] === b[k]);
+  };
+  return same(x, y, 'metadata') && same(x.metadata ?? {}, y.metadata ?? {}, 'resourceVersion');
 };
 
 export class Reflector<T> {
@@ -198,9 +204,13 @@ export class Reflector<T> {
     const rv = (obj as Meta).metadata?.resourceVersion;
     if (rv) this.versions.set(key, rv);
     const prev = this.store.get(key);
-    if (prev !== undefined && sameContent(prev, obj)) return key;
-    this.store.set(key, obj);
-    for (const h of this.handlers) h(key, prev, obj);
+    // What did not change stays the cached object's own, so that caches keyed by identity downstream (the
+    // engine's conversions and policy checks) stay warm; an update that only moved the resourceVersion changes
+    // nothing.
+    const next = prev === undefined ? obj : shareJson(prev, obj);
+    if (prev !== undefined && (next === prev || versionOnly(prev, next))) return key;
+    this.store.set(key, next);
+    for (const h of this.handlers) h(key, prev, next);
     return key;
   }
 

@@ -36,42 +36,78 @@ function figuresFor(p: PolicyParams, now: number): WindowFigures | null {
   return figuresMemo.at(Math.floor(now / DAY) * DAY)(p.windows);
 }
 
-const paramsMemo = new WeakMap<RotationPolicy, { params: PolicyParams | null; invalid: Finding | null }>();
+type Checked = { params: PolicyParams | null; invalid: Finding | null };
+const paramsMemo = new WeakMap<RotationPolicy, Checked>();
+/**
+ * The same check by what it reads, for a policy that is a new object but reads the same: a status write makes a
+ * new RotationPolicy, while the controller's cache keeps its spec, labels and annotations the same objects
+ * (runtime/kube/reflector.ts) and the boundary converts each object once. Per spec object, the last check.
+ */
+const bySpec = new WeakMap<object, { key: string; checked: Checked }>();
+const ids = new WeakMap<object, number>();
+let nextId = 0;
+/** The metadata fields the policy's schema constrains (definitions/object-meta.schema.json allows any other). */
+const METADATA_READ = ['name', 'labels', 'annotations', 'creationTimestamp', 'deletionTimestamp'] as const;
+/** A value for a memo key: a scalar as itself, an object by its identity. */
+const idOf = (v: unknown): { v: unknown } | { id: number } | { absent: true } => {
+  if (v === undefined) return { absent: true };
+  if (v === null || typeof v !== 'object') return { v };
+  let id = ids.get(v);
+  if (id === undefined) ids.set(v, (id = ++nextId));
+  return { id };
+};
 /**
  * The policy's numbers, or null with an InvalidPolicy finding when the policy fails its own schema (and its CEL
  * rules' offline equivalents) or cannot be turned into numbers. Such a policy governs its NodePools (nothing else
  * may) but never rotates them, and a rotation it governs in flight is rolled back (issue 17: a policy that an
  * older CRD admitted, say, is not obeyed as if valid). Objects are never mutated, so one check per object.
  */
-function paramsOf(policy: RotationPolicy): { params: PolicyParams | null; invalid: Finding | null } {
+function paramsOf(policy: RotationPolicy): Checked {
   let hit = paramsMemo.get(policy);
-  if (!hit) {
-    // What the engine reads of it, nothing else: callers may carry more (the CLI its documents' origin, the
-    // controller a status of its own making), which is not the policy's to fail on.
-    const { apiVersion, kind, metadata, spec } = policy;
-    const errors = validateAgainst('rotationPolicy', { apiVersion, kind, metadata, spec });
-    const first = errors[0];
-    if (first) {
-      const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
-      hit = {
-        params: null,
-        invalid: finding(
-          'InvalidPolicy',
-          first.path,
-          `found ${first.found}; allowed: ${first.allowed}${more}. The policy rotates nothing until it is fixed.`,
-        ),
-      };
-    } else {
-      try {
-        hit = { params: policyParams(policy.spec), invalid: null };
-      } catch (e) {
-        const message = `${(e as Error).message}. The policy rotates nothing until it is fixed.`;
-        hit = { params: null, invalid: finding('InvalidPolicy', 'spec', message) };
-      }
-    }
-    paramsMemo.set(policy, hit);
+  if (hit) return hit;
+  // What the engine reads of it, nothing else: callers may carry more (the CLI its documents' origin, the
+  // controller a status of its own making), which is not the policy's to fail on; of the metadata, what its
+  // schema constrains (definitions/object-meta.schema.json allows any other field).
+  const { apiVersion, kind, metadata, spec } = policy;
+  const m = metadata as unknown as Record<string, unknown> | null;
+  const plainObject = m !== null && typeof m === 'object' && !Array.isArray(m);
+  const meta = plainObject
+    ? Object.fromEntries(METADATA_READ.filter((k) => m[k] !== undefined).map((k) => [k, m[k]]))
+    : metadata;
+  const key =
+    plainObject && spec !== null && typeof spec === 'object'
+      ? JSON.stringify([idOf(apiVersion), idOf(kind), ...METADATA_READ.map((k) => idOf(m[k]))])
+      : null;
+  const known = key === null ? undefined : bySpec.get(spec);
+  if (known && known.key === key) hit = known.checked;
+  else {
+    hit = check(policy, { apiVersion, kind, metadata: meta, spec });
+    if (key !== null) bySpec.set(spec, { key, checked: hit });
   }
+  paramsMemo.set(policy, hit);
   return hit;
+}
+
+function check(policy: RotationPolicy, read: unknown): Checked {
+  const errors = validateAgainst('rotationPolicy', read);
+  const first = errors[0];
+  if (first) {
+    const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
+    return {
+      params: null,
+      invalid: finding(
+        'InvalidPolicy',
+        first.path,
+        `found ${first.found}; allowed: ${first.allowed}${more}. The policy rotates nothing until it is fixed.`,
+      ),
+    };
+  }
+  try {
+    return { params: policyParams(policy.spec), invalid: null };
+  } catch (e) {
+    const message = `${(e as Error).message}. The policy rotates nothing until it is fixed.`;
+    return { params: null, invalid: finding('InvalidPolicy', 'spec', message) };
+  }
 }
 
 interface Freeze {

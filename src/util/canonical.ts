@@ -47,8 +47,44 @@ export function sameJson(a: unknown, b: unknown): boolean {
   for (const k of Object.keys(x)) {
     if (x[k] === undefined) continue;
     defined++;
-    if (!Object.hasOwn(y, k) || !sameJson(x[k], y[k])) return false;
+    // A member of `x` must be a member of `y` (a member set to undefined is none: {a: null} is not {a: undefined}).
+    if (y[k] === undefined || !Object.hasOwn(y, k) || !sameJson(x[k], y[k])) return false;
   }
   for (const k of Object.keys(y)) if (y[k] !== undefined) defined--;
   return defined === 0;
+}
+
+/**
+ * `next`, with every part that equals (as sameJson sees it) the same part of `prev` taken from `prev` instead:
+ * `prev` itself when the two are equal. Neither is changed. A cache that keeps the last version of an object
+ * this way hands its readers the same inner objects for what did not change, so their own caches, keyed by
+ * object identity, stay warm across versions (a RotationPolicy whose status moved keeps its spec).
+ */
+export function shareJson<T>(prev: unknown, next: T): T {
+  if (prev === next || prev === null || next === null || typeof prev !== 'object' || typeof next !== 'object')
+    return next;
+  if (Array.isArray(prev) !== Array.isArray(next)) return next;
+  if (Array.isArray(next)) {
+    const old = prev as unknown[];
+    const out = next.map((x: unknown, i) => (i < old.length ? shareJson(old[i], x) : x));
+    // In a list, `undefined` is written as null (JSON.stringify's rule, and sameJson's).
+    const none = (v: unknown): boolean => v === null || v === undefined;
+    const same = out.every((x, i) => x === old[i] || (none(x) && none(old[i])));
+    return (old.length === out.length && same ? prev : out) as T;
+  }
+  const old = prev as Json;
+  const out: Json = {};
+  let same = true;
+  let defined = 0;
+  for (const k of Object.keys(next)) {
+    const v = (next as Json)[k];
+    if (v === undefined) continue;
+    defined++;
+    const o = old[k];
+    const s = o === v || (o !== null && typeof o === 'object') ? shareJson(o, v) : v;
+    out[k] = s;
+    if (s !== o) same = false;
+  }
+  if (same) for (const k of Object.keys(old)) if (old[k] !== undefined) defined--;
+  return (same && defined === 0 ? prev : out) as T;
 }
