@@ -2,7 +2,6 @@
 // its reconciler — a NodePool to the rotation reconciler (rotation/), through the work queue; a RotationPolicy's
 // status to the status reconciler (status/), which runs a queue of its own. This file is only the wiring: the
 // caches (caches.ts) to the queue, the queue to the reconcilers, the start-up sweep's retries and the resync.
-import type { PoolReport } from '../src/engine/types.js';
 import type { RotationPolicy } from '../src/generated/api-types.js';
 import { sameJson } from '../src/util/canonical.js';
 import type { KubeApi } from '../runtime/kube/client.js';
@@ -45,9 +44,7 @@ export class Controller {
   constructor(private readonly o: ControllerOptions) {
     const { client, clock, log } = o;
     this.caches = new Caches(client, clock, o.namespace);
-    // The latest report of every NodePool: the rotation reconciler writes it, the status reconciler reads it.
-    const reports = new Map<string, PoolReport>();
-    this.statuses = new PolicyStatusReconciler({ client, clock, log, policies: this.caches.policies, reports });
+    this.statuses = new PolicyStatusReconciler({ client, clock, log, policies: this.caches.policies });
     this.rotation = new RotationReconciler({
       client,
       clock,
@@ -56,7 +53,6 @@ export class Controller {
       index: this.caches.index,
       metrics: o.metrics.rotation,
       events: new EventRecorder(client, o.identity, clock, (m, f) => log.warn(m, f)),
-      reports,
       statuses: this.statuses,
       namespace: o.namespace,
       placeholderImage: o.placeholderImage,

@@ -1,7 +1,7 @@
 // The rotation reconciler: one key per NodePool (the controller's work queue). A pass reads the pool's objects
 // from the watch caches, decides (the engine), lists the Pods of the nodes the decision needs, and carries the
-// actions out through the executor, each write conditioned on the versions the decision read. It leaves the
-// pool's report for the status reconciler (../status/) and names the policies that report concerns; it feeds
+// actions out through the executor, each write conditioned on the versions the decision read. It hands the
+// pool's report to the status reconciler (../status/, which computes the policies' status from it); it feeds
 // its own metrics (metrics.ts) and events (events.ts). Every decision is the engine's; this file only moves
 // objects in and actions out. The start-up sweep (`sweep`) is its once-per-leadership counterpart.
 import { decide } from '../../src/engine/decide.js';
@@ -22,7 +22,6 @@ import { podsOfNode } from '../execute/fresh.js';
 import { errorText, type Logger } from '../log.js';
 import type { PoolIndex } from '../state/pool-index.js';
 import { anchoredNodes, poolSnapshot, type PoolWorld } from '../state/snapshot.js';
-import { policiesOf } from '../status/reconciler.js';
 import { levelWarnings, type EventRecorder } from './events.js';
 import type { RotationMetrics } from './metrics.js';
 
@@ -58,10 +57,8 @@ export interface RotationReconcilerOptions {
   index: Pick<PoolIndex, 'claims' | 'nodes' | 'placeholders'>;
   metrics: RotationMetrics;
   events: EventRecorder;
-  /** The latest report of every NodePool, by name: written here, read by the status reconciler. */
-  reports: Map<string, PoolReport>;
-  /** The status reconciler's queue: the policies whose status a report may have changed. */
-  statuses: { enqueue(policies: Iterable<string>): void };
+  /** The status reconciler (../status/): told each pool's latest report (undefined: the pool is gone). */
+  statuses: { report(nodePool: string, report: PoolReport | undefined): void };
   /** Placeholders live here. */
   namespace: string;
   /** The placeholder's defaults where a policy sets none. */
@@ -107,9 +104,7 @@ export class RotationReconciler {
       if (e instanceof LostRace) return { requeueAt: this.o.clock.now() + LOST_RACE_RETRY_MS };
       throw e;
     }
-    const before = policiesOf(this.o.reports.get(poolName));
-    this.o.reports.set(poolName, mine.report);
-    this.o.statuses.enqueue(new Set([...before, ...policiesOf(mine.report)]));
+    this.o.statuses.report(poolName, mine.report);
     this.o.metrics.report(mine.report);
     await this.o.events.level(poolName, levelWarnings(mine.report));
     return { requeueAt: mine.requeueAt };
@@ -117,8 +112,7 @@ export class RotationReconciler {
 
   /** A NodePool that is gone: its report, series and active warnings go; the policies it concerned are recounted. */
   forget(poolName: string): void {
-    this.o.statuses.enqueue(policiesOf(this.o.reports.get(poolName)));
-    this.o.reports.delete(poolName);
+    this.o.statuses.report(poolName, undefined);
     this.o.metrics.forgetPool(poolName);
     this.o.events.forgetPool(poolName);
   }

@@ -56,7 +56,7 @@ async function setup(now: number, extra: { pods?: Obj[] } = {}) {
   const caches = new Caches(client, clock, NS);
   await caches.sync();
   const metrics = new ControllerMetrics();
-  const enqueued: string[] = [];
+  const reported: string[] = [];
   const reconciler = new RotationReconciler({
     client,
     clock,
@@ -65,8 +65,7 @@ async function setup(now: number, extra: { pods?: Obj[] } = {}) {
     index: caches.index,
     metrics: metrics.rotation,
     events: new EventRecorder(client, 'suite', clock, () => undefined),
-    reports: new Map(),
-    statuses: { enqueue: (names) => enqueued.push(...names) },
+    statuses: { report: (pool, r) => reported.push(`${pool}:${r ? (r.policy ?? '-') : 'gone'}`) },
     namespace: NS,
     placeholderImage: 'registry.k8s.io/pause:3.10',
     priorityClass: PRIORITY_CLASS,
@@ -77,7 +76,7 @@ async function setup(now: number, extra: { pods?: Obj[] } = {}) {
     caches,
     reconciler,
     metrics,
-    enqueued,
+    reported,
     deliver,
     /** One pass of the pool, once the watches have delivered everything so far. */
     pass: (): Promise<PassResult> => reconciler.reconcile('general', new AbortController().signal),
@@ -222,7 +221,7 @@ describe('the rotation reconciler, one pass of NodePool general', () => {
     expect(annotations(h.server, 'karpenter.sh/v1/nodepools', 'general')).toMatchObject({ [A.activeRotation]: 'old' });
     expect(annotations(h.server, 'karpenter.sh/v1/nodeclaims', 'old')).toMatchObject({ [A.state]: 'pending' });
     expect(h.server.get('/v1/pods', PLACEHOLDER, NS)?.metadata.labels).toMatchObject({ [A.surgeFor]: 'old' });
-    expect(h.enqueued).toEqual(['general']);
+    expect(h.reported).toEqual(['general:general']);
     // Once the watch delivers its own writes, the next pass finds nothing to do until the surge is ready.
     h.deliver();
     const seq = h.server.writes.at(-1)?.seq ?? 0;
@@ -243,14 +242,14 @@ describe('the rotation reconciler, one pass of NodePool general', () => {
     await h.caches.stop();
   });
 
-  it('a NodePool that is gone: its series go, and the policy it concerned is recounted', async () => {
+  it('a NodePool that is gone: its series go, and the status reconciler is told', async () => {
     const h = await setup(IN_WINDOW);
     await h.pass();
     expect(await h.metrics.text()).toContain('nodepool="general"');
-    h.enqueued.length = 0;
+    h.reported.length = 0;
     h.reconciler.forget('general');
     expect(await h.metrics.text()).not.toContain('nodepool="general"');
-    expect(h.enqueued).toEqual(['general']);
+    expect(h.reported).toEqual(['general:gone']);
     await h.caches.stop();
   });
 });
