@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { A } from '../src/engine/annotations.js';
 import { poolReport as report } from '../test/support/fixtures.js';
-import { eventObject } from './execute/events.js';
 import { annotationPatch } from './execute/executor.js';
 import { actionKey, matchesFailpoint, pausepoint } from './execute/failpoint.js';
 import { parseBindAddress } from './http.js';
@@ -13,6 +12,7 @@ import { microTime } from '../runtime/kube/micro-time.js';
 import { jsonLogger } from './log.js';
 import { ControllerUsageError, loadKubeConfig, parseControllerFlags, resourceOf } from './main.js';
 import { ControllerMetrics } from './metrics.js';
+import { eventObject } from './rotation/events.js';
 import { NODE, pick, POD, ROTATIONPOLICY } from '../runtime/kube/shape.js';
 import { anchoredNodes } from './state/snapshot.js';
 import { policyStatus, statusChanged } from './status/policy-status.js';
@@ -281,8 +281,8 @@ describe('wire formats', () => {
 
   it('metrics: label pairs in name order, as the Go client writes them', async () => {
     const m = new ControllerMetrics();
-    m.observe('completed', 'a', 1, { outcome: 'success' });
-    m.observe('drainSeconds', 'a', 42);
+    m.rotation.observe('completed', 'a', 1, { outcome: 'success' });
+    m.rotation.observe('drainSeconds', 'a', 42);
     const text = await m.text();
     expect(text).toContain('noderotation_completed_total{nodepool="a",outcome="success"} 1');
     expect(text).toContain('noderotation_duration_seconds_bucket{nodepool="a",phase="drain",le="60"} 1');
@@ -290,9 +290,9 @@ describe('wire formats', () => {
 
   it('a NodePool that is gone leaves no gauge series behind', async () => {
     const m = new ControllerMetrics();
-    m.report(report({ nodePool: 'gone', candidates: 3 }), true);
+    m.rotation.report(report({ nodePool: 'gone', candidates: 3, windowOpen: true }));
     expect(await m.text()).toContain('noderotation_candidates{nodepool="gone"} 3');
-    m.forgetPool('gone');
+    m.rotation.forgetPool('gone');
     expect(await m.text()).not.toContain('nodepool="gone"');
   });
 

@@ -35,3 +35,6 @@ export function jsonLogger(
     with: (fields) => jsonLogger(level, write, now, { ...base, ...fields }),
   };
 }
+
+/** A thrown value as a log field: an Error's message, anything else as text. */
+export const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));

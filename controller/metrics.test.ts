@@ -60,7 +60,7 @@ describe('one vocabulary', () => {
   });
 
   it('an observation without the label its entry requires is a bug, not a silent series', () => {
-    expect(() => new ControllerMetrics().observe('completed', 'a', 1)).toThrow(/outcome/);
+    expect(() => new ControllerMetrics().rotation.observe('completed', 'a', 1)).toThrow(/outcome/);
   });
 });
 
@@ -92,8 +92,8 @@ describe('exposition', () => {
 
   it('the registry renders every sample prom-client renders, only in the Go order', async () => {
     const m = new ControllerMetrics();
-    m.observe('completed', 'a', 1, { outcome: 'success' });
-    m.observe('drainSeconds', 'a', 42);
+    m.rotation.observe('completed', 'a', 1, { outcome: 'success' });
+    m.rotation.observe('drainSeconds', 'a', 42);
     m.request('GET', 'nodes', 200);
     const ours = (await m.text()).split('\n').filter((l) => l && !l.startsWith('#'));
     const theirs = (await m.registry.metrics()).split('\n').filter((l) => l && !l.startsWith('#'));

@@ -34,8 +34,8 @@ function setup(reports: PoolReport[], cachedVersion?: () => string | undefined) 
     clock,
     log: jsonLogger('error', () => undefined),
     policies: { get, resourceVersionOf: cachedVersion ?? versionOf },
-    reports: new Map(reports.map((r) => [r.nodePool, r])),
   });
+  for (const r of reports) reconciler.report(r.nodePool, r);
   const writes = () => server.writes.filter((w) => w.actor === 'controller').map((w) => `${w.verb} ${w.subresource}`);
   const status = () => server.get(RESOURCE, 'p')?.status as Record<string, unknown> | undefined;
   return { server, clock, reconciler, writes, status };
@@ -85,6 +85,13 @@ describe('the RotationPolicy status reconciler', () => {
     expect(await reconciler.reconcile('p')).toEqual({});
     expect(status()).toMatchObject({ matchedNodePools: 1 });
     expect(writes()).toEqual(['patch status']);
+  });
+
+  it('a pool reported gone no longer counts: its policy is computed again without it', async () => {
+    const { reconciler, status } = setup([poolReport({ nodePool: 'a' }), poolReport({ nodePool: 'b' })]);
+    reconciler.report('b', undefined);
+    expect(await reconciler.reconcile('p')).toEqual({});
+    expect(status()).toMatchObject({ matchedNodePools: 1 });
   });
 
   it('a policy that is gone: nothing read, nothing written', async () => {

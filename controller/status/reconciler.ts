@@ -1,9 +1,9 @@
-// The RotationPolicy status reconciler: one key per policy, on a work queue of its own. Each NodePool pass leaves
-// its report in the shared map and names the policies it concerns (its policy, or those it ties between, before
-// and after the pass); this reconciler turns every report about a policy into its status and writes it only when
-// it changed, conditioned on the version it was computed from. A write that loses that race (409: often our own
-// previous write, not yet delivered by the watch) is computed again shortly, on this queue: a policy's status
-// never holds up a rotation pass, and a rotation pass never waits for a status.
+// The RotationPolicy status reconciler: one key per policy, on a work queue of its own. Each NodePool pass hands
+// it the pool's report (`report`), and the policies that report concerns (its policy, or those it ties between,
+// before and after the pass) are queued; this reconciler turns every report about a policy into its status and
+// writes it only when it changed, conditioned on the version it was computed from. A write that loses that race
+// (409: often our own previous write, not yet delivered by the watch) is computed again shortly, on this queue: a
+// policy's status never holds up a rotation pass, and a rotation pass never waits for a status.
 import { validateAgainst, type FieldError } from '../../src/api/validate.js';
 import { rfc3339 } from '../../src/engine/annotations.js';
 import type { PoolReport } from '../../src/engine/types.js';
@@ -25,16 +25,16 @@ export interface StatusReconcilerOptions {
   clock: Clock;
   log: Logger;
   policies: Pick<Reflector<RotationPolicy>, 'get' | 'resourceVersionOf'>;
-  /** The latest report of every NodePool, by name (the rotation passes write it). */
-  reports: ReadonlyMap<string, PoolReport>;
 }
 
 /** The policies a report concerns: the one governing its pool, or those tied for it. */
-export const policiesOf = (r: PoolReport | undefined): string[] =>
+const policiesOf = (r: PoolReport | undefined): string[] =>
   r ? [...(r.policy ? [r.policy] : []), ...r.conflictingPolicies] : [];
 
 export class PolicyStatusReconciler {
   private queue: WorkQueue | null = null;
+  /** The latest report of every NodePool, by name. */
+  private readonly reports = new Map<string, PoolReport>();
   /** Schema errors of a policy, once per object (watched objects are replaced, never changed in place). */
   private readonly validated = new WeakMap<RotationPolicy, FieldError[]>();
 
@@ -56,8 +56,15 @@ export class PolicyStatusReconciler {
     });
   }
 
-  enqueue(names: Iterable<string>): void {
-    for (const n of names) this.queue?.add(n);
+  /**
+   * A NodePool's latest report (undefined: the pool is gone): the policies it concerned before or concerns now
+   * are computed again.
+   */
+  report(nodePool: string, report: PoolReport | undefined): void {
+    const before = policiesOf(this.reports.get(nodePool));
+    if (report) this.reports.set(nodePool, report);
+    else this.reports.delete(nodePool);
+    for (const n of new Set([...before, ...policiesOf(report)])) this.queue?.add(n);
   }
 
   async stop(): Promise<void> {
@@ -68,7 +75,7 @@ export class PolicyStatusReconciler {
   async reconcile(name: string): Promise<PassResult> {
     const policy = this.o.policies.get(name);
     if (!policy) return {};
-    const reports = [...this.o.reports.values()]
+    const reports = [...this.reports.values()]
       .filter((r) => policiesOf(r).includes(name))
       .sort((a, b) => a.nodePool.localeCompare(b.nodePool));
     const prev = (policy as RotationPolicy & { status?: { conditions?: Condition[] } }).status;

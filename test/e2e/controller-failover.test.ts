@@ -2,7 +2,7 @@
 // over once the Lease expires and finishes that same rotation from the objects — one anchor, one surge claim,
 // one placeholder at every sampled instant — and only the replica that leads ever writes.
 import { describe, expect, it } from 'vitest';
-import { REPORTING_CONTROLLER } from '../../controller/execute/events.js';
+import { REPORTING_CONTROLLER } from '../../controller/rotation/events.js';
 import { A } from '../../src/engine/annotations.js';
 import { ON_DEMAND_AMD64, ourMarkers, poolWithApp } from './helpers/context.js';
 import { ALWAYS_OPEN, useController } from './helpers/controller-context.js';

@@ -13,7 +13,7 @@
 // took over is killed before the window opens, so that nothing else writes the policy: any change to it after
 // the resume is the frozen replica's.
 import { describe, expect, it } from 'vitest';
-import { REPORTING_CONTROLLER } from '../../controller/execute/events.js';
+import { REPORTING_CONTROLLER } from '../../controller/rotation/events.js';
 import { ON_DEMAND_AMD64, ourMarkers, poolWithApp } from './helpers/context.js';
 import { useController } from './helpers/controller-context.js';
 import { leads, leaseHolder } from './helpers/controller-observe.js';

@@ -1,13 +1,15 @@
-// events.k8s.io/v1 Events from `noderotation.io/controller`. The apiserver requires an Event about a cluster-scoped
-// object (NodePool, NodeClaim, Node) to live in `default` (as client-go's recorder writes them), and one about a
-// namespaced object (a placeholder Pod) in that object's namespace.
+// The rotation reconciler's events: events.k8s.io/v1 Events from `noderotation.io/controller`. The apiserver
+// requires an Event about a cluster-scoped object (NodePool, NodeClaim, Node) to live in `default` (as client-go's
+// recorder writes them), and one about a namespaced object (a placeholder Pod) in that object's namespace.
 // Two kinds arrive here: the engine's transition events (each one happened once: emitted once), and the
-// level-triggered warnings of a pool's report (findings, ShortLead, conflicts), emitted when a condition
-// starts and again only after it has cleared. An identical event repeated within the series window becomes
-// a count on the first one (events.k8s.io's `series`), as client-go's recorder does, so a flapping condition
-// cannot flood the apiserver.
+// level-triggered warnings of a pool's report (findings, ShortLead, conflicts: `levelWarnings`), emitted when a
+// condition starts and again only after it has cleared. Their reasons are typed end to end: the engine's catalogue
+// (EVENT_REASONS in src/engine/actions.ts) or a finding's reason, never a free string. An identical event repeated
+// within the series window becomes a count on the first one (events.k8s.io's `series`), as client-go's recorder
+// does, so a flapping condition cannot flood the apiserver. (The status reconciler emits no events: a policy's
+// conditions are its record.)
 import { createHash } from 'node:crypto';
-import type { EventReason, Ref } from '../../src/engine/types.js';
+import type { EventReason, PoolReport, Ref } from '../../src/engine/types.js';
 import type { Reason as FindingReason } from '../../src/derivation/findings.js';
 import { boundedCache } from '../../src/util/bounded-cache.js';
 import { truncate } from '../../src/util/describe.js';
@@ -19,11 +21,13 @@ export const REPORTING_CONTROLLER = 'noderotation.io/controller';
 const SERIES_WINDOW_MS = 6 * 60_000;
 const NOTE_LIMIT = 1024;
 
+/** The reasons of the rotation's events: a catalogued event reason, or a finding's (level-triggered warnings). */
+export type RotationEventReason = EventReason | FindingReason;
+
 export interface EventInput {
   target: Ref & { uid?: string };
   type: 'Normal' | 'Warning';
-  /** A catalogued event reason, or a finding's reason (level-triggered warnings): never a free string. */
-  reason: EventReason | FindingReason;
+  reason: RotationEventReason;
   note: string;
 }
 
@@ -118,4 +122,34 @@ export class EventRecorder {
   forgetPool(nodePool: string): void {
     this.active.delete(nodePool);
   }
+}
+
+/** The level-triggered warnings of a report: warning findings and ShortLead claims (fatal ones are conditions). */
+export function levelWarnings(r: PoolReport): EventInput[] {
+  return [
+    ...r.findings
+      .filter((f) => f.severity === 'warning' && f.reason !== 'ShortLead')
+      .map((f) => ({
+        target: { kind: 'NodePool' as const, name: r.nodePool },
+        type: 'Warning' as const,
+        reason: f.reason,
+        note: `${f.field}: ${f.message}`,
+      })),
+    ...(r.governance === 'conflict'
+      ? [
+          {
+            target: { kind: 'NodePool' as const, name: r.nodePool },
+            type: 'Warning' as const,
+            reason: 'PolicyConflict' as const,
+            note: `RotationPolicies ${r.conflictingPolicies.join(', ')} match this NodePool equally specifically.`,
+          },
+        ]
+      : []),
+    ...r.shortLead.map((claim) => ({
+      target: { kind: 'NodeClaim' as const, name: claim },
+      type: 'Warning' as const,
+      reason: 'ShortLead' as const,
+      note: `NodeClaim ${claim}'s own expireAfter cannot guarantee minRotationChances windows.`,
+    })),
+  ];
 }
