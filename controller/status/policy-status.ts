@@ -36,7 +36,7 @@ export interface PolicyStatus {
 export interface StatusInput {
   name: string;
   generation: number;
-  invalid: FieldError[];
+  invalid: readonly FieldError[];
   /** Reports of every NodePool this policy governs or ties for, in name order. */
   reports: PoolReport[];
   previous: Condition[];

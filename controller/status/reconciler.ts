@@ -4,7 +4,7 @@
 // writes it only when it changed, conditioned on the version it was computed from. A write that loses that race
 // (409: often our own previous write, not yet delivered by the watch) is computed again shortly, on this queue: a
 // policy's status never holds up a rotation pass, and a rotation pass never waits for a status.
-import { validateAgainst, type FieldError } from '../../src/api/validate.js';
+import { policyErrors } from '../../src/policy/validity.js';
 import { rfc3339 } from '../../src/engine/annotations.js';
 import type { PoolReport } from '../../src/engine/types.js';
 import type { RotationPolicy } from '../../src/generated/api-types.js';
@@ -36,7 +36,6 @@ export class PolicyStatusReconciler {
   /** The latest report of every NodePool, by name. */
   private readonly reports = new Map<string, PoolReport>();
   /** Schema errors of a policy, once per object (watched objects are replaced, never changed in place). */
-  private readonly validated = new WeakMap<RotationPolicy, FieldError[]>();
 
   constructor(private readonly o: StatusReconcilerOptions) {}
 
@@ -82,7 +81,8 @@ export class PolicyStatusReconciler {
     const next = policyStatus({
       name,
       generation: (policy.metadata as { generation?: number }).generation ?? 0,
-      invalid: this.validation(policy),
+      // The engine's own judgement (src/policy/validity.ts): the status says what the engine acts on.
+      invalid: policyErrors(policy),
       reports,
       previous: prev?.conditions ?? [],
       now: rfc3339(this.o.clock.now()),
@@ -101,11 +101,5 @@ export class PolicyStatusReconciler {
       if (!isNotFound(e)) throw e;
     }
     return {};
-  }
-
-  private validation(policy: RotationPolicy): FieldError[] {
-    let errors = this.validated.get(policy);
-    if (!errors) this.validated.set(policy, (errors = validateAgainst('rotationPolicy', policy)));
-    return errors;
   }
 }

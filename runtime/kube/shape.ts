@@ -6,20 +6,41 @@
 /** true: keep the value whole; an object: keep those keys, recursively; [shape]: a list of that shape. */
 export type Shape = true | { readonly [key: string]: Shape } | readonly [Shape];
 
-export function pick(value: unknown, shape: Shape): unknown {
-  if (shape === true || value === null || value === undefined) return value;
+type Picker = (value: unknown) => unknown;
+const whole: Picker = (v) => v;
+/** Each shape turned into a function once: every watch event and listed object goes through one. */
+const pickers = new WeakMap<object, Picker>();
+
+function picker(shape: Shape): Picker {
+  if (shape === true) return whole;
+  let f = pickers.get(shape);
+  if (f) return f;
   if (Array.isArray(shape)) {
-    if (!Array.isArray(value)) return undefined;
-    return value.map((v) => pick(v, shape[0] as Shape));
+    const each = picker(shape[0] as Shape);
+    f = (v) => (v === null || v === undefined ? v : Array.isArray(v) ? v.map(each) : undefined);
+  } else {
+    const keys = Object.keys(shape);
+    const subs = keys.map((k) => picker((shape as Record<string, Shape>)[k] as Shape));
+    f = (v) => {
+      if (v === null || v === undefined) return v;
+      if (typeof v !== 'object' || Array.isArray(v)) return undefined;
+      const src = v as Record<string, unknown>;
+      const out: Record<string, unknown> = {};
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i] as string;
+        const x = (subs[i] as Picker)(src[k]);
+        if (x !== undefined) out[k] = x;
+      }
+      return out;
+    };
   }
-  if (typeof value !== 'object' || Array.isArray(value)) return undefined;
-  const out: Record<string, unknown> = {};
-  const src = value as Record<string, unknown>;
-  for (const [k, sub] of Object.entries(shape as Record<string, Shape>)) {
-    const v = pick(src[k], sub);
-    if (v !== undefined) out[k] = v;
-  }
-  return out;
+  pickers.set(shape, f);
+  return f;
+}
+
+/** The parts of `value` that `shape` names (a value of another type than the shape expects is left out). */
+export function pick(value: unknown, shape: Shape): unknown {
+  return picker(shape)(value);
 }
 
 const META: Shape = {

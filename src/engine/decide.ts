@@ -7,7 +7,7 @@ import { nodePoolOf, NODEPOOL_LABEL, type NodeClaim, type NodePool } from '../ka
 import type { Node, Pod } from '../kube/types.js';
 import { derive } from '../derivation/derive.js';
 import { finding, type Finding } from '../derivation/findings.js';
-import { validateAgainst } from '../api/validate.js';
+import { policyErrors } from '../policy/validity.js';
 import { policyParams, type PolicyParams } from '../derivation/params.js';
 import { shortLeadClaims } from '../derivation/short-lead.js';
 import { governingPolicy } from '../policy/resolve.js';
@@ -38,24 +38,8 @@ function figuresFor(p: PolicyParams, now: number): WindowFigures | null {
 
 type Checked = { params: PolicyParams | null; invalid: Finding | null };
 const paramsMemo = new WeakMap<RotationPolicy, Checked>();
-/**
- * The same check by what it reads, for a policy that is a new object but reads the same: a status write makes a
- * new RotationPolicy, while the controller's cache keeps its spec, labels and annotations the same objects
- * (runtime/kube/reflector.ts) and the boundary converts each object once. Per spec object, the last check.
- */
-const bySpec = new WeakMap<object, { key: string; checked: Checked }>();
-const ids = new WeakMap<object, number>();
-let nextId = 0;
-/** The metadata fields the policy's schema constrains (definitions/object-meta.schema.json allows any other). */
-const METADATA_READ = ['name', 'labels', 'annotations', 'creationTimestamp', 'deletionTimestamp'] as const;
-/** A value for a memo key: a scalar as itself, an object by its identity. */
-const idOf = (v: unknown): { v: unknown } | { id: number } | { absent: true } => {
-  if (v === undefined) return { absent: true };
-  if (v === null || typeof v !== 'object') return { v };
-  let id = ids.get(v);
-  if (id === undefined) ids.set(v, (id = ++nextId));
-  return { id };
-};
+/** A valid policy's numbers, per spec object (a policy whose status moved keeps its spec: policy/validity.ts). */
+const numbersMemo = new WeakMap<object, Checked>();
 /**
  * The policy's numbers, or null with an InvalidPolicy finding when the policy fails its own schema (and its CEL
  * rules' offline equivalents) or cannot be turned into numbers. Such a policy governs its NodePools (nothing else
@@ -65,35 +49,11 @@ const idOf = (v: unknown): { v: unknown } | { id: number } | { absent: true } =>
 function paramsOf(policy: RotationPolicy): Checked {
   let hit = paramsMemo.get(policy);
   if (hit) return hit;
-  // What the engine reads of it, nothing else: callers may carry more (the CLI its documents' origin, the
-  // controller a status of its own making), which is not the policy's to fail on; of the metadata, what its
-  // schema constrains (definitions/object-meta.schema.json allows any other field).
-  const { apiVersion, kind, metadata, spec } = policy;
-  const m = metadata as unknown as Record<string, unknown> | null;
-  const plainObject = m !== null && typeof m === 'object' && !Array.isArray(m);
-  const meta = plainObject
-    ? Object.fromEntries(METADATA_READ.filter((k) => m[k] !== undefined).map((k) => [k, m[k]]))
-    : metadata;
-  const key =
-    plainObject && spec !== null && typeof spec === 'object'
-      ? JSON.stringify([idOf(apiVersion), idOf(kind), ...METADATA_READ.map((k) => idOf(m[k]))])
-      : null;
-  const known = key === null ? undefined : bySpec.get(spec);
-  if (known && known.key === key) hit = known.checked;
-  else {
-    hit = check(policy, { apiVersion, kind, metadata: meta, spec });
-    if (key !== null) bySpec.set(spec, { key, checked: hit });
-  }
-  paramsMemo.set(policy, hit);
-  return hit;
-}
-
-function check(policy: RotationPolicy, read: unknown): Checked {
-  const errors = validateAgainst('rotationPolicy', read);
+  const errors = policyErrors(policy);
   const first = errors[0];
   if (first) {
     const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
-    return {
+    hit = {
       params: null,
       invalid: finding(
         'InvalidPolicy',
@@ -101,7 +61,15 @@ function check(policy: RotationPolicy, read: unknown): Checked {
         `found ${first.found}; allowed: ${first.allowed}${more}. The policy rotates nothing until it is fixed.`,
       ),
     };
+  } else {
+    hit = numbersMemo.get(policy.spec);
+    if (!hit) numbersMemo.set(policy.spec, (hit = numbers(policy)));
   }
+  paramsMemo.set(policy, hit);
+  return hit;
+}
+
+function numbers(policy: RotationPolicy): Checked {
   try {
     return { params: policyParams(policy.spec), invalid: null };
   } catch (e) {
