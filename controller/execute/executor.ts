@@ -63,7 +63,7 @@ export interface ExecutorDeps {
   /** Wall-clock now, for the judgement of a delete. */
   now: () => number;
   /** Events and metric samples are not API writes of state: handed to these sinks. */
-  onEvent: (a: Extract<Action, { type: 'event' }>) => Promise<void>;
+  onEvent: (a: Extract<Action, { type: 'event' }>) => void;
   onObserve: (a: Extract<Action, { type: 'observe' }>) => void;
 }
 
@@ -104,7 +104,8 @@ export async function execute(a: Action, d: ExecutorDeps): Promise<void> {
     case 'deleteNodeClaim':
       return deleteClaim(a, d);
     case 'event':
-      return d.onEvent(a);
+      d.onEvent(a);
+      return;
     case 'observe':
       d.onObserve(a);
       return;

@@ -108,7 +108,7 @@ export class RotationReconciler {
     }
     this.o.statuses.report(poolName, mine.report);
     this.o.metrics.report(mine.report);
-    await this.o.events.level(poolName, levelWarnings(mine.report));
+    this.o.events.level(poolName, levelWarnings(mine.report));
     return { requeueAt: mine.requeueAt };
   }
 
