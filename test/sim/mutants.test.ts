@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { applyEdit, interleavedPlan, MUTANTS } from './mutants.js';
-import { CI_SEEDS } from './seeds.js';
+import { CI_PARTS, CI_SEEDS, ciPart } from './seeds.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -27,5 +27,17 @@ describe('the seeded bugs of npm run sim:mutants', () => {
     const plan = interleavedPlan();
     expect(plan).toHaveLength(CI_SEEDS);
     expect(plan.slice(0, 2).map((r) => r.seed)).toEqual([1, 200_001]);
+  });
+  it('has a test file running each part of CI’s plan, each part once, and the parts cover the plan', () => {
+    const dir = path.join(ROOT, 'test/sim');
+    const runs = fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.test.ts'))
+      .flatMap((f) => [...fs.readFileSync(path.join(dir, f), 'utf8').matchAll(/expectRunsHold\(ciPart\((\d+)\)\)/g)])
+      .map((m) => Number(m[1]))
+      .sort((a, b) => a - b);
+    expect(runs).toEqual(Array.from({ length: CI_PARTS }, (_, k) => k));
+    const seeds = runs.flatMap((k) => ciPart(k).map((r) => r.seed));
+    expect(new Set(seeds).size).toBe(CI_SEEDS);
   });
 });
