@@ -185,6 +185,12 @@ export interface ApiServerOptions {
 }
 
 const clone = <T>(v: T): T => structuredClone(v);
+/** Freezes a stored object and every part of it not frozen yet (parts shared with the version before are). */
+function deepFreeze(v: unknown): void {
+  if (v === null || typeof v !== 'object' || Object.isFrozen(v)) return;
+  Object.freeze(v);
+  for (const x of Object.values(v)) deepFreeze(x);
+}
 /** Per resource, the start of a typed object's JSON text: `{"apiVersion":…,"kind":…`. */
 const HEADS = new Map<ResourceDef, string>();
 const rfc3339 = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
@@ -413,6 +419,20 @@ export class ApiServer {
     if (Array.isArray(f.of)) return `${f.head},"items":[${f.of.map((o) => this.textOf(o)).join(',')}]}`;
     const t = this.textOf(f.of);
     return t === '{}' ? `${f.head}}` : `${f.head},${t.slice(1)}`;
+  }
+
+  /**
+   * What `JSON.parse(this.json(body))` gives, without the text: stored objects are frozen when stored (never
+   * changed in place), so an answer or event carries them themselves, frozen, inside a wrapper of its own (a
+   * typed object, a list) frozen too. A client that changed what it was sent would throw here; on the wire it
+   * would change its own copy. Anything else (a Status) is copied through JSON.
+   */
+  shared(body: unknown): unknown {
+    const f = body !== null && typeof body === 'object' ? this.framed.get(body) : undefined;
+    if (!f) return body === undefined ? undefined : JSON.parse(JSON.stringify(body));
+    const o = body as { items?: unknown[] };
+    if (Array.isArray(o.items)) Object.freeze(o.items);
+    return Object.freeze(body);
   }
 
   private textOf(o: Obj): string {
@@ -652,6 +672,7 @@ export class ApiServer {
   ): void {
     const rv = this.rv;
     const object = (after ?? removed) as Obj;
+    deepFreeze(object);
     this.order.delete(gvr(p.def));
     const w: Write = {
       seq: this.writes.length,

@@ -2,7 +2,9 @@
 // scheduler instead of sockets. A request is two tasks — its arrival at the server (where it is applied) and
 // its answer's arrival back — so a watch event of a write may come before or after the write's own answer,
 // and a process killed in between leaves a write applied whose answer nobody reads. Each open watch delivers
-// its events in order, one task at a time. Bodies cross as JSON text, as on the wire.
+// its events in order, one task at a time. A request's body crosses as JSON text, as on the wire; an answer or an
+// event carries the apiserver's stored objects themselves, frozen (ApiServer.shared): the same as a copy to a
+// client that never changes what it is sent, and a TypeError for one that does.
 import {
   ApiError,
   NotLeader,
@@ -162,7 +164,7 @@ export class SimTransport implements KubeApi, Wire {
           if (res.code >= 300) {
             const s = res.body as Status;
             reject(new ApiError(res.code, s.reason, s.message));
-          } else resolve(res.body === undefined ? ({} as T) : (JSON.parse(this.server.json(res.body)) as T));
+          } else resolve(res.body === undefined ? ({} as T) : (this.server.shared(res.body) as T));
         });
       });
     });
@@ -202,7 +204,7 @@ export class SimTransport implements KubeApi, Wire {
           sw.queue.shift();
           lastEvent = this.sched.now;
           try {
-            onEvent(ev.type, JSON.parse(this.server.json(ev.object)) as Json);
+            onEvent(ev.type, this.server.shared(ev.object) as Json);
           } catch (e) {
             return end(e instanceof Error ? e : new Error(String(e)));
           }
