@@ -40,7 +40,9 @@ export function timestamp(d: Date, path: string): string {
  * The conversion itself, without paths (building a path string per member was most of its cost): a value it
  * cannot convert throws NOT_JSON, and `explain` then walks the input again to name the path.
  */
-const NOT_JSON = Symbol('not JSON');
+class NotJson extends Error {}
+/** Thrown as a signal, caught in `plain`: made once (a throw of it captures no stack). */
+const NOT_JSON = new NotJson('not JSON data');
 
 function convert(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) {
