@@ -51,7 +51,7 @@ export function executorDeps(o: DepsOptions): ExecutorDeps {
     wrote: (kind, name, ns, rv) => o.versions.set(versionKey(kind, name, ns), rv),
     fresh: (a) => freshSnapshot({ client: o.client, namespace: o.namespace, withDefaults }, a.nodePool, a.target),
     now: o.now,
-    onEvent: o.onEvent ?? (() => {}),
+    onEvent: o.onEvent ?? (async () => {}),
     onObserve: o.onObserve ?? (() => {}),
   };
 }

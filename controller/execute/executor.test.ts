@@ -42,7 +42,7 @@ function deps(o: { answer?: (c: Call) => unknown; fresh?: Snapshot | null; versi
     },
     fresh: () => Promise.resolve(o.fresh === undefined ? null : o.fresh),
     now: () => IN_WINDOW + 3 * 60_000,
-    onEvent: () => {},
+    onEvent: async () => {},
     onObserve: () => {},
   };
   return { d, calls, wrote };

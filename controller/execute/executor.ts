@@ -63,7 +63,7 @@ export interface ExecutorDeps {
   /** Wall-clock now, for the judgement of a delete. */
   now: () => number;
   /** Events and metric samples are not API writes of state: handed to these sinks. */
-  onEvent: (a: Extract<Action, { type: 'event' }>) => void;
+  onEvent: (a: Extract<Action, { type: 'event' }>) => Promise<void>;
   onObserve: (a: Extract<Action, { type: 'observe' }>) => void;
 }
 
@@ -104,8 +104,7 @@ export async function execute(a: Action, d: ExecutorDeps): Promise<void> {
     case 'deleteNodeClaim':
       return deleteClaim(a, d);
     case 'event':
-      d.onEvent(a);
-      return;
+      return d.onEvent(a);
     case 'observe':
       d.onObserve(a);
       return;

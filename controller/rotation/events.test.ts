@@ -61,6 +61,19 @@ describe('EventRecorder: asynchronous, in order, one at a time', () => {
     expect(sent.every((s) => s.method === 'POST' && s.path.endsWith('/namespaces/default/events'))).toBe(true);
   });
 
+  it('a transition is written in the pass: record() resolves once it is written, warnings queued or not', async () => {
+    const { r, sent, answerAll } = recorder();
+    r.emit(event('queued', 'ShortLead'));
+    let written = false;
+    const p = r.record(event('started')).then(() => (written = true));
+    expect(sent.map((s) => (s.body.regarding as { name: string }).name)).toEqual(['queued', 'started']);
+    await new Promise((res) => setImmediate(res));
+    expect(written).toBe(false); // its request is not answered yet
+    await answerAll();
+    await p;
+    expect(written).toBe(true);
+  });
+
   it('an event carries the time it was emitted, not the time it was sent', async () => {
     const { r, sent, clock, answerAll } = recorder();
     const at = clock.now();

@@ -6,10 +6,13 @@
 // condition starts and again only after it has cleared. Their reasons are typed end to end: the engine's catalogue
 // (EVENT_REASONS in src/engine/actions.ts) or a finding's reason, never a free string. An identical event repeated
 // within the series window becomes a count on the first one (events.k8s.io's `series`), as client-go's recorder
-// does, so a flapping condition cannot flood the apiserver. Like client-go's broadcaster, the recorder is
-// asynchronous: an event is queued with the time it happened and sent after, in order, one at a time, so a pass
-// never waits on one (an Event is a record, not state: the rotation's state is on the objects). (The status
-// reconciler emits no events: a policy's conditions are its record.)
+// does, so a flapping condition cannot flood the apiserver. The two are sent differently:
+//  - a transition event (RotationStarted, DrainStarted, RotationCompleted, …) is written in the pass, in order
+//    with the writes it reports (`record`, awaited): the rotation's trail survives a replica killed right after;
+//  - level-triggered warnings are queued with the time they were seen and sent after the pass, in order, one at
+//    a time (`emit`), as client-go's broadcaster sends every event: a pool's findings (five or so per pool when a
+//    controller starts) never hold its pass up, and one lost to a crash is emitted again by the next leader.
+// (The status reconciler emits no events: a policy's conditions are its record.)
 import { createHash } from 'node:crypto';
 import type { EventReason, PoolReport, Ref } from '../../src/engine/types.js';
 import type { Reason as FindingReason } from '../../src/derivation/findings.js';
@@ -88,6 +91,11 @@ export class EventRecorder {
     private readonly clock: Clock,
     private readonly log: (msg: string, fields: Record<string, unknown>) => void,
   ) {}
+
+  /** Writes one event now, in the pass (a transition): resolves once written or failed (never rejects). */
+  record(e: EventInput): Promise<void> {
+    return this.send(e, this.clock.now());
+  }
 
   /** Queues one event, stamped now; it is sent after the queue before it. Never fails the caller. */
   emit(e: EventInput): void {

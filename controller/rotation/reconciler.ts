@@ -223,7 +223,7 @@ export class RotationReconciler {
       now: () => this.o.clock.now(),
       withDefaults: (p) => this.withDefaults(p),
       onEvent: (a) =>
-        this.o.events.emit({ target: a.target, type: a.eventType, reason: a.eventReason, note: a.message }),
+        this.o.events.record({ target: a.target, type: a.eventType, reason: a.eventReason, note: a.message }),
       onObserve: (a) => this.o.metrics.observe(a.metric, a.nodePool, a.value, a.labels),
     });
     for (const a of actions) {
