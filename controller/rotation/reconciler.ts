@@ -108,7 +108,7 @@ export class RotationReconciler {
     }
     this.o.statuses.report(poolName, mine.report);
     this.o.metrics.report(mine.report);
-    this.o.events.level(poolName, levelWarnings(mine.report));
+    await this.o.events.level(poolName, levelWarnings(mine.report));
     return { requeueAt: mine.requeueAt };
   }
 
@@ -223,7 +223,7 @@ export class RotationReconciler {
       now: () => this.o.clock.now(),
       withDefaults: (p) => this.withDefaults(p),
       onEvent: (a) =>
-        this.o.events.record({ target: a.target, type: a.eventType, reason: a.eventReason, note: a.message }),
+        this.o.events.emit({ target: a.target, type: a.eventType, reason: a.eventReason, note: a.message }),
       onObserve: (a) => this.o.metrics.observe(a.metric, a.nodePool, a.value, a.labels),
     });
     for (const a of actions) {

@@ -57,7 +57,6 @@ async function setup(now: number, extra: { pods?: Obj[] } = {}) {
   await caches.sync();
   const metrics = new ControllerMetrics();
   const reported: string[] = [];
-  const events = new EventRecorder(client, 'suite', clock, () => undefined);
   const reconciler = new RotationReconciler({
     client,
     clock,
@@ -65,7 +64,7 @@ async function setup(now: number, extra: { pods?: Obj[] } = {}) {
     caches,
     index: caches.index,
     metrics: metrics.rotation,
-    events,
+    events: new EventRecorder(client, 'suite', clock, () => undefined),
     statuses: { report: (pool, r) => reported.push(`${pool}:${r ? (r.policy ?? '-') : 'gone'}`) },
     namespace: NS,
     placeholderImage: 'registry.k8s.io/pause:3.10',
@@ -79,12 +78,8 @@ async function setup(now: number, extra: { pods?: Obj[] } = {}) {
     metrics,
     reported,
     deliver,
-    /** One pass of the pool, and then the Events it queued (sent after the pass: events.ts). */
-    pass: async (): Promise<PassResult> => {
-      const result = await reconciler.reconcile('general', new AbortController().signal);
-      await events.idle();
-      return result;
-    },
+    /** One pass of the pool, once the watches have delivered everything so far. */
+    pass: (): Promise<PassResult> => reconciler.reconcile('general', new AbortController().signal),
     /** As another actor writes it (an operator, Karpenter): through the API, not delivered yet. */
     write(actor: string, method: string, path: string, body: unknown): void {
       const res = server.handle(actor, { method, path, contentType: 'application/merge-patch+json', body });
