@@ -32,6 +32,9 @@ export interface ControllerOptions {
   resyncMs: number;
 }
 
+/** How long a stopping controller waits for its queued Events. */
+const EVENTS_FLUSH_MS = 3_000;
+
 export class Controller {
   private readonly caches: Caches;
   private queue: WorkQueue | null = null;
@@ -40,9 +43,12 @@ export class Controller {
   /** RotationPolicy statuses, from the rotation's reports: a reconciler with a queue of its own (status/). */
   private readonly statuses: PolicyStatusReconciler;
   private resync: { cancel(): void } | null = null;
+  /** The rotation's Events, sent after the passes that made them (rotation/events.ts). */
+  private readonly events: EventRecorder;
 
   constructor(private readonly o: ControllerOptions) {
     const { client, clock, log } = o;
+    this.events = new EventRecorder(client, o.identity, clock, (m, f) => log.warn(m, f));
     this.caches = new Caches(client, clock, o.namespace);
     this.statuses = new PolicyStatusReconciler({ client, clock, log, policies: this.caches.policies });
     this.rotation = new RotationReconciler({
@@ -52,7 +58,7 @@ export class Controller {
       caches: this.caches,
       index: this.caches.index,
       metrics: o.metrics.rotation,
-      events: new EventRecorder(client, o.identity, clock, (m, f) => log.warn(m, f)),
+      events: this.events,
       statuses: this.statuses,
       namespace: o.namespace,
       placeholderImage: o.placeholderImage,
@@ -106,6 +112,14 @@ export class Controller {
   async stop(): Promise<void> {
     this.resync?.cancel();
     await Promise.all([this.queue?.shutdown(), this.statuses.stop()]);
+    // The Events of the last passes, while the Lease is still ours (replica.ts releases it after this); a few
+    // seconds at most: an Event is a record, and one left unsent loses no state.
+    let bound: { cancel(): void } | undefined;
+    await Promise.race([
+      this.events.idle(),
+      new Promise<void>((r) => (bound = this.o.clock.after(EVENTS_FLUSH_MS, r))),
+    ]);
+    bound?.cancel();
     await this.caches.stop();
   }
 

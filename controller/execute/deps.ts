@@ -3,7 +3,7 @@
 // decision read are the preconditions of its writes, a write's returned version replaces its object's, and a
 // NodeClaim delete is judged again on state read for it from the API (fresh.ts).
 import type { RotationPolicy } from '../../src/generated/api-types.js';
-import type { Snapshot } from '../../src/engine/types.js';
+import type { Ref, Snapshot } from '../../src/engine/types.js';
 import type { KubeApi } from '../../runtime/kube/client.js';
 import type { ExecutorDeps } from './executor.js';
 import { freshSnapshot } from './fresh.js';
@@ -41,6 +41,8 @@ export interface DepsOptions {
   withDefaults?: (p: RotationPolicy) => RotationPolicy;
   onEvent?: ExecutorDeps['onEvent'];
   onObserve?: ExecutorDeps['onObserve'];
+  /** Told the resourceVersion of every write's answer, by kind (read-your-writes). */
+  written?: (kind: Ref['kind'], resourceVersion: string) => void;
 }
 
 export function executorDeps(o: DepsOptions): ExecutorDeps {
@@ -48,7 +50,10 @@ export function executorDeps(o: DepsOptions): ExecutorDeps {
   return {
     client: o.client,
     resourceVersionOf: (kind, name, ns) => o.versions.get(versionKey(kind, name, ns)),
-    wrote: (kind, name, ns, rv) => o.versions.set(versionKey(kind, name, ns), rv),
+    wrote: (kind, name, ns, rv) => {
+      o.versions.set(versionKey(kind, name, ns), rv);
+      o.written?.(kind, rv);
+    },
     fresh: (a) => freshSnapshot({ client: o.client, namespace: o.namespace, withDefaults }, a.nodePool, a.target),
     now: o.now,
     onEvent: o.onEvent ?? (async () => {}),

@@ -56,7 +56,11 @@ export interface ExecutorDeps {
    * precondition of every patch. Undefined: not read by the decision; the write is not made.
    */
   resourceVersionOf: (kind: Ref['kind'], name: string, namespace?: string) => string | undefined;
-  /** Records the resourceVersion a write of ours returned, for the next write to the same object in the pass. */
+  /**
+   * Records the resourceVersion a write of ours returned (a patch, create or delete answered with the object):
+   * the precondition of the next write to the same object in the pass, and what the caches must reach before
+   * the next decision (read-your-writes, rotation/reconciler.ts).
+   */
   wrote: (kind: Ref['kind'], name: string, namespace: string | undefined, resourceVersion: string) => void;
   /** State read from the API for one NodeClaim delete (fresh.ts); null when the NodePool is gone. */
   fresh: (a: Extract<Action, { type: 'deleteNodeClaim' }>) => Promise<Snapshot | null>;
@@ -89,7 +93,10 @@ export async function execute(a: Action, d: ExecutorDeps): Promise<void> {
     case 'createPod': {
       const ns = a.pod.metadata.namespace ?? 'default';
       try {
-        await d.client.request('POST', PATHS.of('Pod', ns), { body: { apiVersion: 'v1', kind: 'Pod', ...a.pod } });
+        const out = await d.client.request<Json>('POST', PATHS.of('Pod', ns), {
+          body: { apiVersion: 'v1', kind: 'Pod', ...a.pod },
+        });
+        recordWrite(d, { kind: 'Pod', name: a.pod.metadata.name, namespace: ns }, out);
       } catch (e) {
         if (!(e instanceof ApiError && e.status === 409)) throw e; // AlreadyExists: created by an earlier pass
       }
@@ -97,9 +104,11 @@ export async function execute(a: Action, d: ExecutorDeps): Promise<void> {
     }
     case 'deletePod':
       return ignoreNotFound(
-        d.client.request('DELETE', `${PATHS.of('Pod', a.namespace)}/${a.name}`, {
-          body: { apiVersion: 'v1', kind: 'DeleteOptions', ...(a.uid ? { preconditions: { uid: a.uid } } : {}) },
-        }),
+        d.client
+          .request<Json>('DELETE', `${PATHS.of('Pod', a.namespace)}/${a.name}`, {
+            body: { apiVersion: 'v1', kind: 'DeleteOptions', ...(a.uid ? { preconditions: { uid: a.uid } } : {}) },
+          })
+          .then((out) => recordWrite(d, { kind: 'Pod', name: a.name, namespace: a.namespace }, out)),
       );
     case 'deleteNodeClaim':
       return deleteClaim(a, d);
@@ -126,8 +135,7 @@ async function patch(target: Ref, body: { metadata: Record<string, unknown>; spe
       contentType: MERGE,
       body: { ...body, metadata: { ...body.metadata, resourceVersion: rv } },
     });
-    const next = (out as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion;
-    if (next) d.wrote(target.kind, target.name, target.namespace, next);
+    recordWrite(d, target, out);
   } catch (e) {
     if (isConflict(e)) throw new LostRace(`${target.kind} ${target.name} changed since it was read; deciding again`);
     // The object is gone: nothing of ours to write on it; the next pass sees it gone.
@@ -154,14 +162,21 @@ async function deleteClaim(a: Extract<Action, { type: 'deleteNodeClaim' }>, d: E
   const rv = claim.metadata.resourceVersion;
   if (!rv) refuse('it has no resourceVersion to precondition the delete on');
   try {
-    await d.client.request('DELETE', `${PATHS.of('NodeClaim')}/${a.name}`, {
+    const out = await d.client.request<Json>('DELETE', `${PATHS.of('NodeClaim')}/${a.name}`, {
       body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: a.uid, resourceVersion: rv } },
     });
+    recordWrite(d, { kind: 'NodeClaim', name: a.name }, out);
   } catch (e) {
     if (isNotFound(e)) return;
     if (isConflict(e)) throw new LostRace(`NodeClaim ${a.name} changed between its judgement and its delete`);
     throw e;
   }
+}
+
+/** The version a write's answer carries (an object; a delete may answer with a Status, which has none). */
+function recordWrite(d: ExecutorDeps, target: Ref, answer: Json): void {
+  const rv = (answer as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion;
+  if (rv) d.wrote(target.kind, target.name, target.namespace, rv);
 }
 
 async function ignoreNotFound(p: Promise<unknown>): Promise<void> {

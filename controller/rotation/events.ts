@@ -6,8 +6,13 @@
 // condition starts and again only after it has cleared. Their reasons are typed end to end: the engine's catalogue
 // (EVENT_REASONS in src/engine/actions.ts) or a finding's reason, never a free string. An identical event repeated
 // within the series window becomes a count on the first one (events.k8s.io's `series`), as client-go's recorder
-// does, so a flapping condition cannot flood the apiserver. (The status reconciler emits no events: a policy's
-// conditions are its record.)
+// does, so a flapping condition cannot flood the apiserver. The two are sent differently:
+//  - a transition event (RotationStarted, DrainStarted, RotationCompleted, …) is written in the pass, in order
+//    with the writes it reports (`record`, awaited): the rotation's trail survives a replica killed right after;
+//  - level-triggered warnings are queued with the time they were seen and sent after the pass, in order, one at
+//    a time (`emit`), as client-go's broadcaster sends every event: a pool's findings (five or so per pool when a
+//    controller starts) never hold its pass up, and one lost to a crash is emitted again by the next leader.
+// (The status reconciler emits no events: a policy's conditions are its record.)
 import { createHash } from 'node:crypto';
 import type { EventReason, PoolReport, Ref } from '../../src/engine/types.js';
 import type { Reason as FindingReason } from '../../src/derivation/findings.js';
@@ -69,11 +74,16 @@ export function eventObject(e: EventInput, instance: string, now: number): Recor
   };
 }
 
+/** Events queued and not yet sent, at most: past it an event is dropped (and logged), as client-go's are. */
+export const MAX_QUEUED_EVENTS = 1000;
+
 export class EventRecorder {
   /** Recent events by identity, for series counting; bounded. */
   private readonly recent = boundedCache<string, { name: string; count: number; first: number }>(4096);
   /** Level-triggered conditions currently active, per NodePool: "reason/target". */
   private readonly active = new Map<string, Set<string>>();
+  private readonly queue: { e: EventInput; at: number }[] = [];
+  private sending: Promise<void> | null = null;
 
   constructor(
     private readonly client: KubeApi,
@@ -82,9 +92,40 @@ export class EventRecorder {
     private readonly log: (msg: string, fields: Record<string, unknown>) => void,
   ) {}
 
-  /** Emits one event; a failure is logged, never fails the pass (events are not state). */
-  async emit(e: EventInput): Promise<void> {
-    const now = this.clock.now();
+  /** Writes one event now, in the pass (a transition): resolves once written or failed (never rejects). */
+  record(e: EventInput): Promise<void> {
+    return this.send(e, this.clock.now());
+  }
+
+  /** Queues one event, stamped now; it is sent after the queue before it. Never fails the caller. */
+  emit(e: EventInput): void {
+    if (this.queue.length >= MAX_QUEUED_EVENTS) {
+      this.log('event queue full; event dropped', { reason: e.reason, target: e.target.name });
+      return;
+    }
+    this.queue.push({ e, at: this.clock.now() });
+    this.kick();
+  }
+
+  /** Resolves once every event queued so far has been sent (or has failed): for shutdown and tests. */
+  async idle(): Promise<void> {
+    while (this.sending) await this.sending;
+  }
+
+  private kick(): void {
+    if (this.sending || this.queue.length === 0) return;
+    this.sending = this.drain().finally(() => {
+      this.sending = null;
+      this.kick();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    for (let next = this.queue.shift(); next; next = this.queue.shift()) await this.send(next.e, next.at);
+  }
+
+  /** Sends one event (or counts it on the first of its series); a failure is logged (events are not state). */
+  private async send(e: EventInput, now: number): Promise<void> {
     const identity = `${e.target.kind}/${e.target.namespace ?? ''}/${e.target.name}/${e.type}/${e.reason}/${e.note}`;
     const seen = this.recent.get(identity, () => ({ name: '', count: 0, first: now }));
     try {
@@ -111,12 +152,12 @@ export class EventRecorder {
    * The level-triggered warnings of one pool's pass: those that just became active are emitted; those no
    * longer reported are forgotten, so they are emitted again if they come back.
    */
-  async level(nodePool: string, current: EventInput[]): Promise<void> {
+  level(nodePool: string, current: EventInput[]): void {
     const key = (e: EventInput): string => `${e.reason}/${e.target.kind}/${e.target.name}`;
     const before = this.active.get(nodePool) ?? new Set<string>();
     const now = new Set(current.map(key));
     this.active.set(nodePool, now);
-    for (const e of current) if (!before.has(key(e))) await this.emit(e);
+    for (const e of current) if (!before.has(key(e))) this.emit(e);
   }
 
   forgetPool(nodePool: string): void {

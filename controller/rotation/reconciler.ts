@@ -1,13 +1,14 @@
 // The rotation reconciler: one key per NodePool (the controller's work queue). A pass reads the pool's objects
-// from the watch caches, decides (the engine), lists the Pods of the nodes the decision needs, and carries the
-// actions out through the executor, each write conditioned on the versions the decision read. It hands the
-// pool's report to the status reconciler (../status/, which computes the policies' status from it); it feeds
-// its own metrics (metrics.ts) and events (events.ts). Every decision is the engine's; this file only moves
+// from the watch caches (once they show the pool's own last writes: ../state/own-writes.ts), decides (the
+// engine), lists the Pods of the nodes the decision needs, and carries the actions out through the executor,
+// each write conditioned on the versions the decision read. It hands the pool's report to the status reconciler
+// (../status/, which computes the policies' status from it); it feeds its own metrics (metrics.ts) and events
+// (events.ts). Every decision is the engine's; this file only moves
 // objects in and actions out. The start-up sweep (`sweep`) is its once-per-leadership counterpart.
 import { decide } from '../../src/engine/decide.js';
 import { toEngineSnapshot } from '../../src/engine/boundary.js';
 import { sweep } from '../../src/engine/sweep.js';
-import type { Action, PoolDecision, PoolReport, Snapshot } from '../../src/engine/types.js';
+import type { Action, PoolDecision, PoolReport, Ref, Snapshot } from '../../src/engine/types.js';
 import type { RotationPolicy } from '../../src/generated/api-types.js';
 import type { NodeClaim, NodePool } from '../../src/karpenter/types.js';
 import type { Node, Pod } from '../../src/kube/types.js';
@@ -20,6 +21,7 @@ import { execute, LostRace, Refused } from '../execute/executor.js';
 import { failpoint, pausepoint } from '../execute/failpoint.js';
 import { podsOfNode } from '../execute/fresh.js';
 import { errorText, type Logger } from '../log.js';
+import { OwnWrites, type Follows } from '../state/own-writes.js';
 import type { PoolIndex } from '../state/pool-index.js';
 import { anchoredNodes, poolSnapshot, type PoolWorld } from '../state/snapshot.js';
 import { levelWarnings, type EventRecorder } from './events.js';
@@ -33,9 +35,16 @@ export const LOST_RACE_RETRY_MS = 500;
  * first candidates — the next ones (the engine looks at up to 8).
  */
 const MAX_POD_ROUNDS = 10;
+/**
+ * The longest a pass waits for the caches to show the writes of the pass before it (state/own-writes.ts): a
+ * healthy watch delivers them within milliseconds; after this, the pass decides on the caches as they are.
+ */
+export const OWN_WRITES_MAX_WAIT_MS = 10_000;
+/** The start-up sweep's writes, which every pool's first pass waits for. */
+const SWEEP = '';
 
 /** What a pass reads of a watch cache. */
-type Cache<T> = Pick<Reflector<T>, 'get' | 'list' | 'resourceVersionOf'>;
+type Cache<T> = Pick<Reflector<T>, 'get' | 'list' | 'resourceVersionOf' | 'caughtUpTo'>;
 
 export interface RotationCaches {
   policies: Cache<RotationPolicy>;
@@ -74,8 +83,11 @@ export class RotationReconciler {
   private readonly defaulted = new WeakMap<RotationPolicy, RotationPolicy>();
   /** Per spec object: a policy whose status moved keeps its spec object (the reflector shares it), and so this. */
   private readonly defaultedSpecs = new WeakMap<RotationPolicy['spec'], RotationPolicy['spec']>();
+  private readonly ownWrites: OwnWrites;
 
-  constructor(private readonly o: RotationReconcilerOptions) {}
+  constructor(private readonly o: RotationReconcilerOptions) {
+    this.ownWrites = new OwnWrites(o.clock, OWN_WRITES_MAX_WAIT_MS);
+  }
 
   /**
    * One NodePool's pass: decide with the Pods of the nodes the anchor names, add the Pods of any node the engine
@@ -84,6 +96,9 @@ export class RotationReconciler {
   async reconcile(poolName: string, signal: AbortSignal): Promise<PassResult> {
     const pool = this.o.caches.nodePools.get(poolName);
     if (!pool) return { requeueAt: null };
+    // Not on caches that do not show this pool's last writes yet: their watch events queue the pool again.
+    const waitUntil = this.ownWrites.waitUntil(poolName) ?? this.ownWrites.waitUntil(SWEEP);
+    if (waitUntil !== null) return { requeueAt: waitUntil, deferred: true };
     const log = this.o.log.with({ nodepool: poolName });
     const w = this.world(pool);
     const versions = this.versionsOf(w);
@@ -99,7 +114,7 @@ export class RotationReconciler {
     }
     const mine = decision.pools.find((p) => p.nodePool === poolName) as PoolDecision;
     try {
-      await this.carryOut(mine.actions, versions, log.with(activeClaim(mine)), signal);
+      await this.carryOut(poolName, mine.actions, versions, log.with(activeClaim(mine)), signal);
     } catch (e) {
       // An object changed under the decision: nothing was written on stale state. Decide again shortly, once the
       // watch has delivered the change, without the failure backoff (a busy object is not a failing one).
@@ -108,7 +123,7 @@ export class RotationReconciler {
     }
     this.o.statuses.report(poolName, mine.report);
     this.o.metrics.report(mine.report);
-    await this.o.events.level(poolName, levelWarnings(mine.report));
+    this.o.events.level(poolName, levelWarnings(mine.report));
     return { requeueAt: mine.requeueAt };
   }
 
@@ -117,6 +132,7 @@ export class RotationReconciler {
     this.o.statuses.report(poolName, undefined);
     this.o.metrics.forgetPool(poolName);
     this.o.events.forgetPool(poolName);
+    this.ownWrites.forget(poolName);
   }
 
   /**
@@ -137,7 +153,7 @@ export class RotationReconciler {
     const versions = this.versionsOf(s);
     const actions = sweep(s);
     if (actions.length > 0) this.o.log.info('start-up sweep', { actions: actions.length });
-    await this.carryOut(actions, versions, this.o.log.with({ phase: 'sweep' }), new AbortController().signal);
+    await this.carryOut(SWEEP, actions, versions, this.o.log.with({ phase: 'sweep' }), new AbortController().signal);
   }
 
   /** The policies as the engine sees them: the controller's placeholder defaults filled in where unset. */
@@ -162,6 +178,21 @@ export class RotationReconciler {
       this.defaulted.set(p, out);
     }
     return out;
+  }
+
+  /** The cache that shows the objects of a kind the executor writes. */
+  private cacheOf(kind: Ref['kind']): Follows {
+    const { caches } = this.o;
+    switch (kind) {
+      case 'NodePool':
+        return caches.nodePools;
+      case 'NodeClaim':
+        return caches.nodeClaims;
+      case 'Node':
+        return caches.nodes;
+      case 'Pod':
+        return caches.placeholders;
+    }
   }
 
   private world(pool: NodePool): PoolWorld {
@@ -211,6 +242,8 @@ export class RotationReconciler {
   }
 
   private async carryOut(
+    /** Whose writes these are: the NodePool, or the sweep. */
+    key: string,
     actions: readonly Action[],
     versions: Map<string, string>,
     log: Logger,
@@ -223,8 +256,9 @@ export class RotationReconciler {
       now: () => this.o.clock.now(),
       withDefaults: (p) => this.withDefaults(p),
       onEvent: (a) =>
-        this.o.events.emit({ target: a.target, type: a.eventType, reason: a.eventReason, note: a.message }),
+        this.o.events.record({ target: a.target, type: a.eventType, reason: a.eventReason, note: a.message }),
       onObserve: (a) => this.o.metrics.observe(a.metric, a.nodePool, a.value, a.labels),
+      written: (kind, rv) => this.ownWrites.wrote(key, this.cacheOf(kind), rv),
     });
     for (const a of actions) {
       // SIGTERM: the write in flight finishes; the rest is left for the next leader (the objects hold the state).

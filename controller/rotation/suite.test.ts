@@ -16,7 +16,7 @@ import { jsonLogger } from '../log.js';
 import { ControllerMetrics } from '../metrics.js';
 import { ROTATIONPOLICIES } from '../status/reconciler.js';
 import { EventRecorder } from './events.js';
-import { LOST_RACE_RETRY_MS, RotationReconciler } from './reconciler.js';
+import { LOST_RACE_RETRY_MS, OWN_WRITES_MAX_WAIT_MS, RotationReconciler } from './reconciler.js';
 
 const PRIORITY_CLASS = 'noderotation-placeholder';
 const PLACEHOLDER = 'noderotation-surge-old';
@@ -57,6 +57,7 @@ async function setup(now: number, extra: { pods?: Obj[] } = {}) {
   await caches.sync();
   const metrics = new ControllerMetrics();
   const reported: string[] = [];
+  const events = new EventRecorder(client, 'suite', clock, () => undefined);
   const reconciler = new RotationReconciler({
     client,
     clock,
@@ -64,7 +65,7 @@ async function setup(now: number, extra: { pods?: Obj[] } = {}) {
     caches,
     index: caches.index,
     metrics: metrics.rotation,
-    events: new EventRecorder(client, 'suite', clock, () => undefined),
+    events,
     statuses: { report: (pool, r) => reported.push(`${pool}:${r ? (r.policy ?? '-') : 'gone'}`) },
     namespace: NS,
     placeholderImage: 'registry.k8s.io/pause:3.10',
@@ -78,8 +79,12 @@ async function setup(now: number, extra: { pods?: Obj[] } = {}) {
     metrics,
     reported,
     deliver,
-    /** One pass of the pool, once the watches have delivered everything so far. */
-    pass: (): Promise<PassResult> => reconciler.reconcile('general', new AbortController().signal),
+    /** One pass of the pool, and then the Events it queued (sent after the pass: events.ts). */
+    pass: async (): Promise<PassResult> => {
+      const result = await reconciler.reconcile('general', new AbortController().signal);
+      await events.idle();
+      return result;
+    },
     /** As another actor writes it (an operator, Karpenter): through the API, not delivered yet. */
     write(actor: string, method: string, path: string, body: unknown): void {
       const res = server.handle(actor, { method, path, contentType: 'application/merge-patch+json', body });
@@ -226,6 +231,33 @@ describe('the rotation reconciler, one pass of NodePool general', () => {
     h.deliver();
     const seq = h.server.writes.at(-1)?.seq ?? 0;
     await h.pass();
+    expect(objectWrites(h.server, seq)).toEqual([]);
+    await h.caches.stop();
+  });
+
+  it("a pass waits until the watch shows the last pass's writes: deferred, nothing written", async () => {
+    const h = await setup(IN_WINDOW);
+    await h.pass();
+    const seq = h.server.writes.at(-1)?.seq ?? 0;
+    const early = await h.pass();
+    expect(early).toEqual({ requeueAt: h.clock.now() + OWN_WRITES_MAX_WAIT_MS, deferred: true });
+    expect(objectWrites(h.server, seq)).toEqual([]);
+    h.deliver();
+    const next = await h.pass();
+    expect(next.deferred).toBeUndefined();
+    expect(objectWrites(h.server, seq)).toEqual([]);
+    await h.caches.stop();
+  });
+
+  it('past the bound without delivery, the pass decides on the cache as it is and loses the race', async () => {
+    const h = await setup(IN_WINDOW);
+    await h.pass();
+    const seq = h.server.writes.at(-1)?.seq ?? 0;
+    h.clock.advance(OWN_WRITES_MAX_WAIT_MS - 1);
+    expect((await h.pass()).deferred).toBe(true);
+    h.clock.advance(1);
+    // The cache still shows the pool before its anchor: the anchor write's precondition is that old version.
+    expect(await h.pass()).toEqual({ requeueAt: h.clock.now() + LOST_RACE_RETRY_MS });
     expect(objectWrites(h.server, seq)).toEqual([]);
     await h.caches.stop();
   });

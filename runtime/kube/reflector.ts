@@ -9,6 +9,7 @@
 import { shareJson } from '../../src/util/canonical.js';
 import type { Clock } from '../queue/clock.js';
 import { ApiError, isGone, typedItems, type Json, type KubeApi, type Query } from './client.js';
+import { compareResourceVersion } from './resource-version.js';
 import { pick, type Shape } from './shape.js';
 
 export interface ResourceSpec {
@@ -38,7 +39,6 @@ interface Meta {
 const keyOf = (o: Meta): string =>
   o.metadata?.namespace ? `${o.metadata.namespace}/${o.metadata.name ?? ''}` : (o.metadata?.name ?? '');
 
-/** Whether an object changed for us: in anything but its resourceVersion. */
 /**
  * Whether `next` (shareJson'd onto `prev`) differs from `prev` in its resourceVersion only: every other member,
  * and every other member of its metadata, is prev's own.
@@ -53,6 +53,9 @@ const versionOnly = (prev: unknown, next: unknown): boolean => {
   };
   return same(x, y, 'metadata') && same(x.metadata ?? {}, y.metadata ?? {}, 'resourceVersion');
 };
+
+/** The watch event types that carry the resource's version forward. */
+const FOLLOWED = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK']);
 
 export class Reflector<T> {
   private readonly store = new Map<string, T>();
@@ -99,6 +102,17 @@ export class Reflector<T> {
 
   health(): ReflectorHealth {
     return { name: this.spec.name, synced: this.synced, lastError: this.lastError, relists: Math.max(this.relists, 0) };
+  }
+
+  /**
+   * Whether the cache reflects the resource at `resourceVersion` or later (a write's answer, say): its list or
+   * its watch has reached that version. True too when the two cannot be compared (KEP-5504): the caller then
+   * cannot tell and must not wait on it.
+   */
+  caughtUpTo(resourceVersion: string): boolean {
+    if (this.version === null || this.version === '') return false;
+    const c = compareResourceVersion(this.version, resourceVersion);
+    return c === null || c >= 0;
   }
 
   /** Resolves once the first list has been stored. */
@@ -176,6 +190,8 @@ export class Reflector<T> {
 
   private onEvent(type: string, object: Json): void {
     const rv = (object as Meta).metadata?.resourceVersion;
+    // The version moves first, so a change handler that queues work sees the cache at this event's version.
+    if (rv && FOLLOWED.has(type)) this.version = rv;
     switch (type) {
       case 'ADDED':
       case 'MODIFIED':
@@ -193,7 +209,6 @@ export class Reflector<T> {
       default:
         return;
     }
-    if (rv) this.version = rv;
     this.lastError = null;
     this.goneStreak = 0;
   }

@@ -158,6 +158,23 @@ describe('WorkQueue', () => {
     expect(clock.pending).toBe(0);
   });
 
+  it('a deferred pass is not reported as a pass; it wakes at its requeueAt or on the next add', async () => {
+    const clock = new ManualClock(1_000_000);
+    const h = gatedHandler();
+    const passes: string[] = [];
+    const q = new WorkQueue({ ...options(h.handler, clock), onPass: (key, _ms, ok) => passes.push(`${key}:${ok}`) });
+    q.add('a');
+    await settle();
+    await h.finish('a', { requeueAt: 1_010_000, deferred: true });
+    expect(passes).toEqual([]);
+    expect(q.wakeAt('a')).toBe(1_010_000);
+    q.add('a');
+    await settle();
+    await h.finish('a', { requeueAt: null });
+    expect(passes).toEqual(['a:true']);
+    expect(h.runs).toEqual(['a', 'a']);
+  });
+
   it('shutdown signals the passes in flight, waits for them and takes no more keys', async () => {
     const clock = new ManualClock();
     let seen: AbortSignal | undefined;

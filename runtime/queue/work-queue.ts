@@ -12,6 +12,11 @@ import type { Clock, Timer } from './clock.js';
 export interface PassResult {
   /** Epoch ms at which to run this key again without any event; null or absent: only on events. */
   requeueAt?: number | null;
+  /**
+   * The handler did not process the key yet (it waits for the caches to show its own last writes): not a pass,
+   * so not reported to onPass; the key runs again at requeueAt or on its next add.
+   */
+  deferred?: boolean;
 }
 
 export type Handler = (key: string, signal: AbortSignal) => Promise<PassResult>;
@@ -131,9 +136,11 @@ export class WorkQueue {
   private async run(key: string): Promise<void> {
     const started = this.opts.clock.now();
     let ok = false;
+    let deferred = false;
     try {
       const result = await this.opts.handler(key, this.abort.signal);
       ok = true;
+      deferred = result.deferred === true;
       this.failures.delete(key);
       if (result.requeueAt !== undefined && result.requeueAt !== null) this.addAt(key, result.requeueAt);
       else this.clearWake(key);
@@ -144,7 +151,7 @@ export class WorkQueue {
       this.opts.onFailure?.(key, error, delay);
       this.addAt(key, this.opts.clock.now() + delay);
     } finally {
-      this.opts.onPass?.(key, this.opts.clock.now() - started, ok);
+      if (!deferred) this.opts.onPass?.(key, this.opts.clock.now() - started, ok);
       this.processing.delete(key);
       if (this.dirty.delete(key)) this.add(key);
       this.pump();
