@@ -33,7 +33,13 @@ class ScriptedApi implements KubeApi {
     return Promise.resolve({ items: this.lists[path] ?? [], metadata: { resourceVersion: '1' } } as T);
   }
 
-  watch(_path: string, _q: Query, _onEvent: unknown, signal: AbortSignal): Promise<void> {
+  /** A streaming list of the fixed objects (ended by its bookmark), then a watch that waits until stopped. */
+  watch(path: string, q: Query, onEvent: (type: string, object: Json) => void, signal: AbortSignal): Promise<void> {
+    if (q.sendInitialEvents) {
+      for (const o of this.lists[path] ?? []) onEvent('ADDED', o);
+      const end = { 'k8s.io/initial-events-end': 'true' };
+      onEvent('BOOKMARK', { metadata: { resourceVersion: '1', annotations: end } } as Json);
+    }
     return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
   }
 }

@@ -22,11 +22,18 @@ const PRIORITY_CLASS = 'noderotation-placeholder';
 const PLACEHOLDER = 'noderotation-surge-old';
 const PODS = PATHS.of('Pod', NS);
 
-/** A KubeApi onto the apiserver whose watches deliver what happened only on `deliver()`: the caches lag. */
+/**
+ * A KubeApi onto the apiserver whose watches deliver what happened only on `deliver()`: the caches lag. A
+ * streaming list's initial events (up to its end bookmark) arrive at once, as the caches' first sync.
+ */
 function laggingClient(server: ApiServer): { client: KubeApi; deliver: () => void } {
   const streams: { w: ServerWatch; onEvent: (type: string, object: never) => void }[] = [];
   const watch: KubeApi['watch'] = (path, query, onEvent, signal) => {
     const w = server.watch(path, query);
+    const end = w.queue.findIndex(
+      (e) => (e.object as Obj).metadata.annotations?.['k8s.io/initial-events-end'] === 'true',
+    );
+    for (const e of w.queue.splice(0, end + 1)) onEvent(e.type, e.object as never);
     streams.push({ w, onEvent });
     return new Promise((resolve) =>
       signal.addEventListener('abort', () => (server.closeWatch(w), resolve()), { once: true }),

@@ -1,6 +1,6 @@
 // The reflector's protocol against a scripted HTTP server speaking the apiserver's list/watch wire format:
-// resume from the last resourceVersion, bookmarks, 410 Gone → relist with the differences reported,
-// paginated lists, errors retried. (The real apiserver is exercised by the e2e suite; a compaction, which
+// streaming lists (and pages, from a server that refuses them), resume from the last resourceVersion,
+// bookmarks, 410 Gone → relist with the differences reported, errors retried. (The real apiserver is exercised by the e2e suite; a compaction, which
 // produces 410, cannot be forced there on demand.)
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,7 +22,14 @@ class ScriptedServer {
   rv = 1;
   /** Watches asking for a version below this get 410 Gone. */
   compactedBelow = 0;
+  /** Paginated list requests served. */
   lists = 0;
+  /** Streaming lists (watches with sendInitialEvents) served. */
+  streams = 0;
+  /** false: refuses sendInitialEvents with 422, as an apiserver whose WatchList feature is off. */
+  streaming = true;
+  /** Streaming lists to cut before their end bookmark (the connection closes after the first object). */
+  cutStreams = 0;
   watches: { rv: string | null; res: http.ServerResponse }[] = [];
   failNext = 0;
   server = http.createServer((req, res) => this.handle(req, res));
@@ -67,6 +74,28 @@ class ScriptedServer {
     if (this.failNext > 0) {
       this.failNext--;
       res.writeHead(500, { 'Content-Type': 'application/json' }).end('{"kind":"Status","code":500,"message":"boom"}');
+      return;
+    }
+    if (url.searchParams.get('watch') === 'true' && url.searchParams.get('sendInitialEvents') === 'true') {
+      if (!this.streaming) {
+        res.writeHead(422, { 'Content-Type': 'application/json' });
+        res.end('{"kind":"Status","code":422,"message":"sendInitialEvents is forbidden for watch"}');
+        return;
+      }
+      this.streams++;
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      const all = [...this.items.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+      const line = (type: string, object: object) =>
+        `${JSON.stringify({ type, object: { apiVersion: 'x/v1', kind: 'Thing', ...object } })}\n`;
+      if (this.cutStreams > 0) {
+        this.cutStreams--;
+        res.end(all.length > 0 ? line('ADDED', all[0] as Obj) : '');
+        return;
+      }
+      for (const o of all) res.write(line('ADDED', o));
+      const end = { 'k8s.io/initial-events-end': 'true' };
+      res.write(line('BOOKMARK', { metadata: { resourceVersion: String(this.rv), annotations: end } }));
+      this.watches.push({ rv: null, res });
       return;
     }
     if (url.searchParams.get('watch') === 'true') {
@@ -157,19 +186,30 @@ describe('Reflector', () => {
   }
 
   // An update only in unread fields, or in the apiVersion and kind a list's items lack, keeps the object.
-  it('lists page by page, then follows the watch; an update only in unread fields keeps the object', async () => {
+  it.each([
+    { reason: 'a streaming list, then the same stream', streaming: true, lists: 0, streams: 1 },
+    {
+      reason: 'from a server that refuses streaming lists: pages, then a watch',
+      streaming: false,
+      lists: 3,
+      streams: 0,
+    },
+  ])('$reason; an update only in unread fields keeps the object', async ({ streaming, lists, streams }) => {
     const {
       server,
       reflector: r,
       changes,
     } = await setup((server) => {
+      server.streaming = streaming;
       for (const n of ['a', 'b', 'c', 'd', 'e'])
         server.items.set(n, { metadata: { name: n, resourceVersion: '1' }, data: n });
     });
     await r.whenSynced();
     expect(r.list().map((o) => o.metadata.name)).toEqual(['a', 'b', 'c', 'd', 'e']);
-    expect(server.lists).toBe(3); // two items a page
+    expect(r.caughtUpTo(String(server.rv))).toBe(true);
+    expect(r.caughtUpTo(String(server.rv + 1))).toBe(false);
     await until('the watch', () => server.watches.length === 1);
+    expect([server.lists, server.streams]).toEqual([lists, streams]); // two items a page
     const before = r.get('a');
     server.put('a', 'a', 'heartbeat'); // `noise` is not in the shape
     server.put('b', 'B');
@@ -178,6 +218,20 @@ describe('Reflector', () => {
     expect(changes.filter((c) => c.startsWith('a:'))).toEqual(['a:-→a']);
     expect(r.resourceVersionOf('a')).toBe(String(server.rv - 1));
     expect(r.get('b')?.data).toBe('B');
+    expect(r.caughtUpTo(String(server.rv))).toBe(true);
+  });
+
+  it('a streaming list cut before its end is not a sync: it is asked for again', async () => {
+    const { server, reflector: r } = await setup((server) => {
+      for (const n of ['a', 'b']) server.items.set(n, { metadata: { name: n, resourceVersion: '1' }, data: n });
+      server.cutStreams = 1;
+    });
+    await until('the cut reported', () => r.health().lastError !== null);
+    expect(r.health()).toMatchObject({ synced: false, lastError: 'the streaming list ended before its last object' });
+    expect(r.caughtUpTo('1')).toBe(false);
+    await r.whenSynced();
+    expect(r.list().map((o) => o.metadata.name)).toEqual(['a', 'b']);
+    expect([server.lists, server.streams]).toEqual([0, 2]);
   });
 
   it('resumes a watch the server ended from the last version seen (bookmarks included), without a relist', async () => {
@@ -192,7 +246,7 @@ describe('Reflector', () => {
     server.endWatches();
     await until('a second watch', () => server.watches.length === 1);
     expect(server.watches[0]?.rv).toBe(bookmarkRv);
-    expect(server.lists).toBe(1);
+    expect([server.lists, server.streams]).toEqual([0, 1]);
   });
 
   it('410 Gone: relists and reports exactly the differences (added, changed, deleted) it missed', async () => {
@@ -209,11 +263,11 @@ describe('Reflector', () => {
     server.items.set('new', { metadata: { name: 'new', resourceVersion: String(++server.rv) }, data: 'n' });
     server.compactedBelow = server.rv;
     server.endWatches();
-    await until('the relist', () => server.lists >= 2);
+    await until('the relist', () => server.streams >= 2);
     await until('the changes', () => changes.length === 3);
     expect(changes.sort()).toEqual(['gone:g→-', 'keep:k→K', 'new:-→n']);
     await until('the watch resumed from the relist', () => server.watches.length === 1);
-    expect(server.lists).toBe(2);
+    expect([server.lists, server.streams]).toEqual([0, 2]);
     expect(reflector.health()).toMatchObject({ synced: true, relists: 1, lastError: null });
   });
 

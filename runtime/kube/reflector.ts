@@ -1,6 +1,7 @@
 // One resource kept current in memory by list + watch, client-go's reflector in miniature:
-//  - a paginated list gives the store and a resourceVersion; a watch from that version follows it, asking for
-//    bookmarks so that a quiet resource's version stays fresh (a restart then resumes instead of relisting);
+//  - a streaming list (a watch with sendInitialEvents, KEP-3157; pages of 500 where the apiserver refuses it)
+//    gives the store and a resourceVersion; the watch follows it from there, asking for bookmarks so that a
+//    quiet resource's version stays fresh (a restart then resumes instead of relisting);
 //  - a watch that ends is resumed from the last version seen; "410 Gone" (the version was compacted away)
 //    means a relist, whose differences are reported as changes so no event is lost;
 //  - failures back off exponentially (1 s to 30 s) and are reported through health();
@@ -54,6 +55,16 @@ const versionOnly = (prev: unknown, next: unknown): boolean => {
   return same(x, y, 'metadata') && same(x.metadata ?? {}, y.metadata ?? {}, 'resourceVersion');
 };
 
+/** The annotation of the BOOKMARK that ends a streaming list's initial events (KEP-3157). */
+const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+
+/** The apiserver does not serve streaming lists: the reflector lists in pages instead. */
+class StreamingListRefused extends Error {
+  constructor() {
+    super('the apiserver does not serve streaming lists (sendInitialEvents)');
+  }
+}
+
 /** The watch event types that carry the resource's version forward. */
 const FOLLOWED = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK']);
 
@@ -68,6 +79,10 @@ export class Reflector<T> {
   private failures = 0;
   /** 410s since the last event: more than one in a row backs off. */
   private goneStreak = 0;
+  /** Lists as watches with sendInitialEvents (KEP-3157) until the apiserver refuses one; then in pages. */
+  private streamingLists = true;
+  /** The keys a streaming list in progress has sent; null outside one. */
+  private initial: Set<string> | null = null;
   private readonly handlers: ChangeHandler<T>[] = [];
   private syncWaiters: (() => void)[] = [];
 
@@ -125,11 +140,16 @@ export class Reflector<T> {
   async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       try {
-        if (this.version === null) await this.relist(signal);
+        if (this.version === null && !this.streamingLists) await this.relist(signal);
         await this.follow(signal);
         this.failures = 0;
       } catch (err) {
         if (signal.aborted) break;
+        if (err instanceof StreamingListRefused) {
+          // An apiserver without streaming lists (WatchList off, before Kubernetes 1.32 by default): pages.
+          this.streamingLists = false;
+          continue;
+        }
         if (isGone(err)) {
           // Compacted: relist now; but a server that answers 410 again right after a relist gets the backoff,
           // so a misbehaving apiserver cannot turn this into a loop of lists.
@@ -161,6 +181,48 @@ export class Reflector<T> {
       cont = page.metadata.continue || undefined;
       version = page.metadata.resourceVersion;
     } while (cont);
+    this.listed(seen, version);
+  }
+
+  /**
+   * Follows the resource from the last version seen; without one, as a streaming list (KEP-3157, client-go's
+   * WatchList): the apiserver sends every object as an ADDED event from its watch cache, then a BOOKMARK
+   * annotated `k8s.io/initial-events-end` at the list's version, and the same stream goes on with the changes.
+   * One object in memory at a time, where a list arrives as pages of hundreds (and a consistent list of custom
+   * resources is read from etcd page by page).
+   */
+  private async follow(signal: AbortSignal): Promise<void> {
+    const [lo, hi] = this.watchSeconds;
+    const timeoutSeconds = lo + Math.floor(Math.random() * (hi - lo + 1));
+    const listing = this.version === null;
+    if (listing) this.initial = new Set();
+    try {
+      await this.client.watch(
+        this.spec.path,
+        {
+          ...this.spec.query,
+          ...(listing
+            ? { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' }
+            : { resourceVersion: this.version ?? undefined }),
+          allowWatchBookmarks: true,
+          timeoutSeconds,
+        },
+        (type, object) => this.onEvent(type, object),
+        signal,
+      );
+    } catch (e) {
+      this.initial = null;
+      if (listing && e instanceof ApiError && (e.status === 400 || e.status === 422)) throw new StreamingListRefused();
+      throw e;
+    }
+    if (this.initial !== null) {
+      this.initial = null;
+      if (!signal.aborted) throw new Error('the streaming list ended before its last object');
+    }
+  }
+
+  /** The end of a streaming list: what was not sent is gone; the cache is synced at the list's version. */
+  private listed(seen: Set<string>, version: string): void {
     for (const key of [...this.store.keys()]) if (!seen.has(key)) this.remove(key);
     this.version = version;
     this.relists++;
@@ -172,24 +234,9 @@ export class Reflector<T> {
     }
   }
 
-  private async follow(signal: AbortSignal): Promise<void> {
-    const [lo, hi] = this.watchSeconds;
-    const timeoutSeconds = lo + Math.floor(Math.random() * (hi - lo + 1));
-    await this.client.watch(
-      this.spec.path,
-      {
-        ...this.spec.query,
-        resourceVersion: this.version ?? undefined,
-        allowWatchBookmarks: true,
-        timeoutSeconds,
-      },
-      (type, object) => this.onEvent(type, object),
-      signal,
-    );
-  }
-
   private onEvent(type: string, object: Json): void {
     const rv = (object as Meta).metadata?.resourceVersion;
+    if (this.initial !== null) return this.onInitialEvent(this.initial, type, object, rv);
     // The version moves first, so a change handler that queues work sees the cache at this event's version.
     if (rv && FOLLOWED.has(type)) this.version = rv;
     switch (type) {
@@ -211,6 +258,36 @@ export class Reflector<T> {
     }
     this.lastError = null;
     this.goneStreak = 0;
+  }
+
+  /**
+   * An event of a streaming list before its end: each object as it is now (their versions in no order, so the
+   * cache's version waits for the end). A bookmark without the end's annotation is a server that took the
+   * request for a plain watch (it ignored sendInitialEvents): lists in pages from then on.
+   */
+  private onInitialEvent(seen: Set<string>, type: string, object: Json, rv: string | undefined): void {
+    switch (type) {
+      case 'ADDED':
+        seen.add(this.upsert(object));
+        return;
+      case 'BOOKMARK': {
+        const end = (object as { metadata?: { annotations?: Record<string, string> } }).metadata?.annotations?.[
+          INITIAL_EVENTS_END
+        ];
+        if (end !== 'true' || !rv) throw new StreamingListRefused();
+        this.initial = null;
+        this.listed(seen, rv);
+        this.goneStreak = 0;
+        return;
+      }
+      case 'ERROR': {
+        const status = object as { code?: number; message?: string };
+        throw new ApiError(status.code ?? 500, 'WatchError', status.message ?? 'watch error');
+      }
+      default:
+        // MODIFIED or DELETED before the end: not a streaming list.
+        throw new StreamingListRefused();
+    }
   }
 
   private upsert(raw: Json): string {

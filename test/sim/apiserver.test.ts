@@ -384,6 +384,25 @@ const cases: Case[] = [
     },
   },
   {
+    reason: 'a streaming list: the objects as ADDED, a bookmark ending them at the current version, then changes',
+    run: (s) => {
+      ok(s, { method: 'POST', path: CLAIMS, body: { metadata: { name: 'b' }, spec: {} } });
+      ok(s, { method: 'POST', path: CLAIMS, body: { metadata: { name: 'a' }, spec: {} } });
+      const q = { sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: 'true' };
+      const w = s.watch(CLAIMS, q);
+      ok(s, { method: 'POST', path: CLAIMS, body: { metadata: { name: 'c' }, spec: {} } });
+      expect(w.queue.map((e) => [e.type, (e.object as Obj).metadata.name ?? e.object.metadata])).toEqual([
+        ['ADDED', 'a'],
+        ['ADDED', 'b'],
+        ['BOOKMARK', { resourceVersion: '2', annotations: { 'k8s.io/initial-events-end': 'true' } }],
+        ['ADDED', 'c'],
+      ]);
+      expect(() => s.watch(CLAIMS, { sendInitialEvents: 'true', allowWatchBookmarks: 'true' })).toThrow(
+        /resourceVersionMatch=NotOlderThan/,
+      );
+    },
+  },
+  {
     reason: 'the Events the controller writes (events.k8s.io/v1), core Events and Leases are served',
     run: (s) => {
       ok(s, {

@@ -344,7 +344,24 @@ export class ApiServer {
     const from = rvq === undefined || rvq === '' || rvq === '0' ? null : Number(rvq);
     if (from !== null && (!Number.isInteger(from) || from < 0))
       throw failure(400, `invalid resourceVersion ${String(rvq)}`);
-    if (from === null) {
+    if (query.sendInitialEvents === true || query.sendInitialEvents === 'true') {
+      // A streaming list (KEP-3157), as the apiserver validates and serves it: the objects as ADDED events at
+      // the current version, then a BOOKMARK annotated as the end of the initial events, then the changes.
+      if (query.resourceVersionMatch !== 'NotOlderThan' || !w.bookmarks)
+        throw failure(422, 'sendInitialEvents requires resourceVersionMatch=NotOlderThan and allowWatchBookmarks');
+      if (from !== null && from < this.compactedBelow) throw failure(410, gone(from, this.compactedBelow).message);
+      for (const o of this.sorted(w.resource))
+        if (matches(selector, o)) w.queue.push({ type: 'ADDED', object: this.typed(p.def, o) });
+      w.queue.push({
+        type: 'BOOKMARK',
+        object: {
+          apiVersion: apiVersionOf(p.def),
+          kind: p.def.kind,
+          metadata: { resourceVersion: String(this.rv), annotations: { 'k8s.io/initial-events-end': 'true' } },
+        },
+      });
+      w.from = this.rv;
+    } else if (from === null) {
       // "Start at the most recent": synthetic ADDED events for what exists, then the changes.
       for (const o of this.sorted(w.resource))
         if (matches(selector, o)) w.queue.push({ type: 'ADDED', object: this.typed(p.def, o) });
