@@ -38,7 +38,7 @@ class ScriptedApi implements KubeApi {
     if (q.sendInitialEvents) {
       for (const o of this.lists[path] ?? []) onEvent('ADDED', o);
       const end = { 'k8s.io/initial-events-end': 'true' };
-      onEvent('BOOKMARK', { metadata: { resourceVersion: '1', annotations: end } } as Json);
+      onEvent('BOOKMARK', { metadata: { resourceVersion: '1', annotations: end } });
     }
     return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
   }

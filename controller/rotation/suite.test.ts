@@ -33,7 +33,7 @@ function laggingClient(server: ApiServer): { client: KubeApi; deliver: () => voi
     const end = w.queue.findIndex(
       (e) => (e.object as Obj).metadata.annotations?.['k8s.io/initial-events-end'] === 'true',
     );
-    for (const e of w.queue.splice(0, end + 1)) onEvent(e.type, e.object as never);
+    for (const e of w.queue.splice(0, end + 1)) onEvent(e.type, e.object);
     streams.push({ w, onEvent });
     return new Promise((resolve) =>
       signal.addEventListener('abort', () => (server.closeWatch(w), resolve()), { once: true }),

@@ -1,7 +1,7 @@
 // The reflector's protocol against a scripted HTTP server speaking the apiserver's list/watch wire format:
 // streaming lists (and pages, from a server that refuses them), resume from the last resourceVersion,
-// bookmarks, 410 Gone → relist with the differences reported, errors retried. (The real apiserver is exercised by the e2e suite; a compaction, which
-// produces 410, cannot be forced there on demand.)
+// bookmarks, 410 Gone → relist with the differences reported, errors retried. (The real apiserver is exercised
+// by the e2e suite; a compaction, which produces 410, cannot be forced there on demand.)
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
