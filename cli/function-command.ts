@@ -132,10 +132,3 @@ export async function runFunctionCommand(args: string[], io: Io, env: FunctionCo
   await server.shutdown();
   return EXIT_OK;
 }
-
-/** SIGTERM (Kubernetes) or SIGINT (a terminal), whichever comes first. */
-export function processStopSignal(): Promise<string> {
-  return new Promise((resolve) => {
-    for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => resolve(sig));
-  });
-}

@@ -1,13 +1,9 @@
 // The `noderotation` command line. Each subcommand is a thin shell over the pure core: it reads input,
-// injects the clock, and prints.
-import { runExplain } from './explain-command.js';
-import { processStopSignal, runFunctionCommand } from './function-command.js';
-import { runRender } from './render-command.js';
-import { runSimulate } from './simulate-command.js';
-import { runStatus } from './status-command.js';
+// injects the clock, and prints. A subcommand's module is loaded when it runs, so a process loads only its
+// own command's code (the controller does not carry the simulator, the function server or the YAML reader).
 import { InputFileError, readStdinBounded, UsageError } from './io.js';
 import { CONTROLLER_USAGE, ControllerUsageError, runController } from '../controller/main.js';
-import { EXIT_INTERNAL, EXIT_INVALID, type Io } from './process.js';
+import { EXIT_INTERNAL, EXIT_INVALID, processStopSignal, type Io } from './process.js';
 
 const USAGE = `noderotation — move Karpenter node expiry into maintenance windows, gracefully
 
@@ -51,20 +47,24 @@ export async function main(argv: string[], io: Partial<Io> & Pick<Io, 'stdout' |
   try {
     switch (command) {
       case 'explain':
-        return await runExplain(rest, full, 'explain');
+        return await (await import('./explain-command.js')).runExplain(rest, full, 'explain');
       case 'validate':
-        return await runExplain(rest, full, 'validate');
+        return await (await import('./explain-command.js')).runExplain(rest, full, 'validate');
       case 'render':
-        return await runRender(rest, full);
+        return await (await import('./render-command.js')).runRender(rest, full);
       case 'simulate':
-        return await runSimulate(rest, full);
+        return await (await import('./simulate-command.js')).runSimulate(rest, full);
       case 'status':
-        return await runStatus(rest, full, {
+        return await (
+          await import('./status-command.js')
+        ).runStatus(rest, full, {
           stopSignal: processStopSignal(),
           sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
         });
       case 'function':
-        return await runFunctionCommand(rest, full, {
+        return await (
+          await import('./function-command.js')
+        ).runFunctionCommand(rest, full, {
           tlsServerCertsDir: process.env.TLS_SERVER_CERTS_DIR,
           stopSignal: processStopSignal(),
         });

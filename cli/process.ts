@@ -16,3 +16,10 @@ export const EXIT_OK = 0;
 export const EXIT_FATAL = 1;
 export const EXIT_INVALID = 2;
 export const EXIT_INTERNAL = 3;
+
+/** SIGTERM (Kubernetes) or SIGINT (a terminal), whichever comes first. */
+export function processStopSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => resolve(sig));
+  });
+}

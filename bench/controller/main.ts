@@ -23,7 +23,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
-import { stringify } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import { KubeClient } from '../../runtime/kube/client.js';
 import { readClusterEnv, repoRoot } from '../../test/e2e/helpers/cluster.js';
 import { kubectl } from '../../test/e2e/helpers/kubectl.js';
@@ -275,7 +275,9 @@ function start(which: 'ours' | 'reference', kubeconfig: string, f: Flags, runDir
           ],
         ];
   const out = createWriteStream(logFile);
-  const child = spawn(cmd, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Ours runs with the environment its Deployment gives it (NODE_OPTIONS: V8's heap settings).
+  const env = which === 'ours' ? { ...process.env, ...deployedEnv() } : process.env;
+  const child = spawn(cmd, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.pipe(out);
   child.stderr?.pipe(out);
   if (!child.pid) throw new Error(`${which} did not start (${cmd})`);
@@ -287,6 +289,18 @@ function start(which: 'ours' | 'reference', kubeconfig: string, f: Flags, runDir
     logFile,
     user: `system:serviceaccount:${NAMESPACE}:${which === 'ours' ? OURS_SA : REF_SA}`,
   };
+}
+
+/** The literal environment variables of the controller container in deploy/controller/deployment.yaml. */
+function deployedEnv(): Record<string, string> {
+  const docs = parseAllDocuments(readFileSync(path.join(repoRoot, 'deploy/controller/deployment.yaml'), 'utf8'));
+  const deployment = docs.map((d) => d.toJS() as { kind?: string }).find((d) => d.kind === 'Deployment') as {
+    spec: { template: { spec: { containers: { name: string; env?: { name: string; value?: string }[] }[] } } };
+  };
+  const container = deployment.spec.template.spec.containers.find((c) => c.name === 'controller');
+  const out: Record<string, string> = {};
+  for (const e of container?.env ?? []) if (e.value !== undefined) out[e.name] = e.value;
+  return out;
 }
 
 /** The reference's flags beyond the shared ones (its --help: the same names as ours, Go's flag syntax). */
