@@ -10,9 +10,13 @@ const ROOT = join(import.meta.dirname, '..');
 // `import … from '…'` and `export … from '…'`, but not `import type` (erased) nor `import('…')` (lazy).
 const STATIC = /^(?:import|export)\s+(?!type\b)[^'";]*?from\s+'([^']+)'/gm;
 
+// `import('./…')` of the program's own modules: a subcommand loaded when it runs (cli/main.ts) is walked too, since
+// it is loaded by some run of the program; a lazy import of a package is what the rule allows.
+const LAZY_LOCAL = /\bimport\('(\.[^']+)'\)/g;
+
 function staticImports(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  return [...text.matchAll(STATIC)].map((m) => m[1] as string);
+  return [...text.matchAll(STATIC), ...text.matchAll(LAZY_LOCAL)].map((m) => m[1] as string);
 }
 
 function graph(entry: string): { files: Set<string>; packages: Set<string> } {

@@ -2,7 +2,8 @@
 // provider (a fake Node for each, KWOK marks it Ready), or with `direct` by the benchmark itself writing what
 // that launch writes — and Pods bound to those Nodes by spec.nodeName (KWOK runs them, no scheduler involved).
 // Every object carries the label FLEET so the fleet is found, repaired and reset without touching anything
-// else. Karpenter must never disrupt it: budgets nodes "0", consolidateAfter Never, expireAfter 720h.
+// else. Karpenter must never disrupt it: consolidateAfter Never, a budget of nodes "0" for consolidation,
+// expireAfter 720h.
 import type { KubeClient } from '../../runtime/kube/client.js';
 import { ApiError } from '../../runtime/kube/client.js';
 
@@ -125,8 +126,14 @@ function nodePool(name: string): unknown {
     kind: 'NodePool',
     metadata: { name, labels: { [FLEET]: 'true', [POOL_LABEL]: name } },
     spec: {
-      // No voluntary disruption of the fleet by Karpenter (the surge claims the controllers ask for included).
-      disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: 'Never', budgets: [{ nodes: '0' }] },
+      // No voluntary disruption of the fleet by Karpenter (the surge claims the controllers ask for included). The
+      // budget names the consolidation reasons only: a budget for every reason (or for Drifted) holds back our
+      // rotations too, as Karpenter's own replacements (src/engine/protection.ts); the reference ignores budgets.
+      disruption: {
+        consolidationPolicy: 'WhenEmpty',
+        consolidateAfter: 'Never',
+        budgets: [{ nodes: '0', reasons: ['Empty', 'Underutilized'] }],
+      },
       template: { spec: { expireAfter: '720h', requirements: requirements(''), nodeClassRef } },
     },
   };
