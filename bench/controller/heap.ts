@@ -7,9 +7,10 @@
 //   node --expose-gc --import tsx bench/controller/heap.ts [--kubeconfig FILE] [--namespace NS] [--out FILE]
 //
 // Read-only: it lists and watches, never writes.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
+import { sampleProc } from './measure.js';
 
 interface Row {
   kind: string;
@@ -29,7 +30,7 @@ function liveHeap(): number {
   return v8.getHeapStatistics().used_heap_size;
 }
 
-const rss = (): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0) * 1024;
+const rss = (): number => sampleProc(process.pid).rssKiB * 1024;
 const mib = (b: number): string => (b / 2 ** 20).toFixed(1);
 
 async function main(): Promise<void> {

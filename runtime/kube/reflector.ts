@@ -65,6 +65,12 @@ class StreamingListRefused extends Error {
   }
 }
 
+/** An ERROR watch event: its Status as the error the watch ends with (410 Gone among them). */
+function watchError(object: Json): ApiError {
+  const status = object as { code?: number; message?: string };
+  return new ApiError(status.code ?? 500, 'WatchError', status.message ?? 'watch error');
+}
+
 /** The watch event types that carry the resource's version forward. */
 const FOLLOWED = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK']);
 
@@ -249,10 +255,8 @@ export class Reflector<T> {
         break;
       case 'BOOKMARK':
         break;
-      case 'ERROR': {
-        const status = object as { code?: number; message?: string };
-        throw new ApiError(status.code ?? 500, 'WatchError', status.message ?? 'watch error');
-      }
+      case 'ERROR':
+        throw watchError(object);
       default:
         return;
     }
@@ -280,10 +284,8 @@ export class Reflector<T> {
         this.goneStreak = 0;
         return;
       }
-      case 'ERROR': {
-        const status = object as { code?: number; message?: string };
-        throw new ApiError(status.code ?? 500, 'WatchError', status.message ?? 'watch error');
-      }
+      case 'ERROR':
+        throw watchError(object);
       default:
         // MODIFIED or DELETED before the end: not a streaming list.
         throw new StreamingListRefused();
