@@ -7,6 +7,9 @@
 //  - a leader renews with one write, conditioned on the resourceVersion its own last write produced (client-go's
 //    "fast path"); only when that write fails does it read the Lease and decide afresh (the slow path), so an
 //    idle leader sends one request per retry period, not two;
+//  - a leader tries again retryPeriod after each try; a candidate after a jittered period, retryPeriod × (1 + 1.2 ×
+//    a random fraction), so that standbys started together do not poll in step (client-go's acquire loop:
+//    wait.JitterUntil with leaderelection.JitterFactor = 1.2);
 //  - `fence()` is the synchronous check made right before every write: true only while leading and less than
 //    renewDeadline after the start of the last successful renew. A paused process (SIGSTOP, a long GC) sees
 //    the time it lost there, before any of its timers runs, and refuses the write.
@@ -42,7 +45,12 @@ export interface ElectorOptions {
   onStartedLeading: () => void;
   onStoppedLeading: (why: string) => void;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
+  /** A fraction in [0, 1) for the candidate's jitter; Math.random when absent (the simulation seeds it). */
+  random?: () => number;
 }
+
+/** client-go's leaderelection.JitterFactor: a candidate waits retryPeriod × (1 + JITTER_FACTOR × [0, 1)). */
+export const JITTER_FACTOR = 1.2;
 
 type TryOutcome = { renewed: true } | { renewed: false; why: string };
 
@@ -111,9 +119,15 @@ export class LeaderElector {
     this.timer = this.o.clock.after(ms, () => {
       this.running = this.tryOnce().finally(() => {
         this.running = null;
-        this.schedule(this.o.retryPeriodMs);
+        this.schedule(this.leading ? this.o.retryPeriodMs : this.candidateWait());
       });
     });
+  }
+
+  /** How long a candidate waits before its next try. */
+  private candidateWait(): number {
+    const r = (this.o.random ?? Math.random)();
+    return Math.round(this.o.retryPeriodMs * (1 + JITTER_FACTOR * r));
   }
 
   /** One try; never throws (a failed try is a try that did not renew). */

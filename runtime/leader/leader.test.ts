@@ -138,6 +138,13 @@ const settle = async (): Promise<void> => {
   for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
 };
 
+/** The candidate's jitter, deterministic: fractions across [0, 1) in a fixed cycle. */
+function jitter(): () => number {
+  const fractions = [0.1, 0.9, 0.5, 0.99, 0];
+  let i = 0;
+  return () => fractions[i++ % fractions.length] as number;
+}
+
 function candidate(identity: string, lease: MemoryLease, clock: ManualClock) {
   const events: string[] = [];
   const e = new LeaderElector({
@@ -147,6 +154,7 @@ function candidate(identity: string, lease: MemoryLease, clock: ManualClock) {
     leaseDurationSeconds: 15,
     renewDeadlineMs: 10_000,
     retryPeriodMs: 2_000,
+    random: jitter(),
     onStartedLeading: () => events.push(`start@${clock.now()}`),
     onStoppedLeading: () => events.push(`stop@${clock.now()}`),
   });
@@ -194,13 +202,15 @@ describe('LeaderElector', () => {
       expect(stoppedAt - cutAt).toBeLessThanOrEqual(10_000 + 2_000);
       expect(startedAt).toBeGreaterThan(stoppedAt);
       expect(startedAt - cutAt).toBeGreaterThanOrEqual(15_000 - 2_000);
-      expect(startedAt - cutAt).toBeLessThanOrEqual(15_000 + 2_000 + 2_000);
+      // b sees a's last renew within one of its tries (≤ 4.4 s, jittered) and takes over at its first try
+      // after the lease duration from then.
+      expect(startedAt - cutAt).toBeLessThanOrEqual(15_000 + 2 * 4_400);
       expect(lease.stored?.record?.holder).toBe('b');
       expect(lease.stored?.record?.transitions).toBe(1);
     },
   );
 
-  it('a leader that stops releases the lease, and the next candidate takes it within one retry period', async () => {
+  it('a leader that stops releases the lease, and the next candidate takes it at its next try', async () => {
     const clock = new ManualClock(1_000_000);
     const lease = new MemoryLease();
     const a = candidate('a', lease, clock);
@@ -214,9 +224,10 @@ describe('LeaderElector', () => {
     await stop;
     expect(lease.stored?.record?.holder).toBe('');
     const releasedAt = clock.now();
-    await run(clock, 2500);
+    await run(clock, 5000);
     const startedAt = Number(b.events.find((x) => x.startsWith('start@'))?.slice(6));
-    expect(startedAt - releasedAt).toBeLessThanOrEqual(2_500);
+    // A candidate's next try: within retryPeriod × 2.2 (4.4 s), plus the test clock's 500 ms steps.
+    expect(startedAt - releasedAt).toBeLessThanOrEqual(4_400 + 500);
     expect(a.e.isLeader).toBe(false);
   });
 });
@@ -244,7 +255,7 @@ function hanging(store: LeaseStore): { store: LeaseStore; hang: Set<'get' | 'upd
  * A candidate whose every event and every request is recorded with its start (monotonic): a read with the record
  * it read, a write with the record it wrote. A try starts with its first request (no time passes before it).
  */
-function watched(identity: string, store: LeaseStore, clock: ManualClock) {
+function watched(identity: string, store: LeaseStore, clock: ManualClock, random = jitter()) {
   const events: { what: 'start' | 'stop'; mono: number; why?: string }[] = [];
   const tries: { mono: number; kind: 'get' | 'create' | 'update'; record: string }[] = [];
   const e = new LeaderElector({
@@ -269,6 +280,7 @@ function watched(identity: string, store: LeaseStore, clock: ManualClock) {
     leaseDurationSeconds: 15,
     renewDeadlineMs: 10_000,
     retryPeriodMs: 2_000,
+    random,
     onStartedLeading: () => events.push({ what: 'start', mono: clock.mono() }),
     onStoppedLeading: (why) => events.push({ what: 'stop', mono: clock.mono(), why }),
   });
@@ -286,6 +298,40 @@ async function leaderAndFollower(clock: ManualClock) {
   b.e.start();
   return { lease, a, b };
 }
+
+describe('LeaderElector: when it tries', () => {
+  it.each([
+    { reason: 'the fraction at its least: the candidate tries every retry period', fraction: 0, gap: 2_000 },
+    { reason: 'half way: retry period × 1.6', fraction: 0.5, gap: 3_200 },
+    { reason: 'near its most: retry period × 2.2, less a rounding', fraction: 0.999, gap: 4_398 },
+  ])('a candidate, jittered as client-go: $reason', async ({ fraction, gap }) => {
+    const clock = new ManualClock(1_000_000);
+    const lease = new MemoryLease();
+    const a = watched('a', lease.view('a'), clock);
+    a.e.start();
+    await run(clock, 1000);
+    const b = watched('b', lease.view('b'), clock, () => fraction);
+    b.e.start();
+    await run(clock, 12_000, 1);
+    const tries = b.tries.map((t) => t.mono);
+    const gaps = tries.slice(1).map((t, i) => t - (tries[i] as number));
+    expect(gaps.length).toBeGreaterThanOrEqual(2);
+    // The test clock moves 1 ms a step, so a timer may fire one step late.
+    for (const g of gaps) expect(g - gap).toBeOneOf([0, 1]);
+  });
+
+  it('a leader renews every retry period, whatever the fraction', async () => {
+    const clock = new ManualClock(1_000_000);
+    const lease = new MemoryLease();
+    const a = watched('a', lease.view('a'), clock);
+    a.e.start();
+    await run(clock, 12_000, 1);
+    const renews = a.tries.filter((t) => t.kind !== 'get').map((t) => t.mono);
+    const gaps = renews.slice(1).map((t, i) => t - (renews[i] as number));
+    expect(gaps.length).toBeGreaterThanOrEqual(4);
+    expect(new Set(gaps)).toEqual(new Set([2_000]));
+  });
+});
 
 describe('LeaderElector: the renew deadline bounds a hung renew', () => {
   it.each([
@@ -465,7 +511,7 @@ describe('LeaderElector: a wall-clock step changes no lease decision', () => {
     await run(clock, 4000);
     lease.failFor.add('a'); // the leader is cut off: its last renewal stays in the Lease
     const last = JSON.stringify(lease.stored?.record);
-    await run(clock, 3_000); // b reads it (a try every 2 s) before the step
+    await run(clock, 4_500); // b reads it (a try every 2–4.4 s) before the step
     const steppedAt = clock.mono();
     clock.jumpWall(jumpMs);
     await run(clock, 30_000);
@@ -474,7 +520,7 @@ describe('LeaderElector: a wall-clock step changes no lease decision', () => {
     expect(seen).toBeLessThan(steppedAt);
     const takeover = b.at('start');
     expect(takeover - seen).toBeGreaterThanOrEqual(15_000);
-    expect(takeover - seen).toBeLessThanOrEqual(15_000 + 2_000);
+    expect(takeover - seen).toBeLessThanOrEqual(15_000 + 4_400);
     expect(takeover).toBeGreaterThan(a.at('stop'));
     expect(lease.stored?.record?.holder).toBe('b');
   });
