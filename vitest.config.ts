@@ -13,6 +13,7 @@ export default defineConfig({
       'runtime/**/*.test.ts',
       'scripts/**/*.test.ts',
       'test/sim/**/*.test.ts',
+      'bench/**/*.test.ts',
     ],
     exclude: ['test/e2e/**', 'node_modules/**', 'dist/**'],
     testTimeout: 60_000,

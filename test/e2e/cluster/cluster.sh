@@ -13,6 +13,9 @@
 #   cluster.sh status   per-component running/dead, and the kubeconfig path
 #   cluster.sh down     stop every component by its recorded PID, remove the run directory
 #   cluster.sh env      print the run directory's env file (ports, kubeconfig, binaries)
+#   cluster.sh restart <component> [seconds]
+#                       stop one running component (kube-apiserver, kwok or karpenter-kwok) by its PID, wait the
+#                       seconds given (default 0) and start it again with the same flags (the soak's chaos)
 #   cluster.sh crossplane up|down|status
 #                       real Crossplane core, a local OCI registry and our function beside a running cluster
 #                       (crossplane-core.sh; started only by the tests that need it; down stops it with the rest)
@@ -509,6 +512,7 @@ audit_flags() {
     echo "      - {group: \"\", resources: [nodes, pods]}"
     echo "      - {group: karpenter.sh, resources: [nodeclaims, nodepools]}"
     echo "      - {group: noderotation.io, resources: [rotationpolicies, rotationpolicies/status]}"
+    echo "      - {group: coordination.k8s.io, resources: [leases]}"
     echo "  - level: None"
   } >"${policy}"
   echo "--audit-policy-file=${policy}"
@@ -773,6 +777,24 @@ source "${here}/crossplane-core.sh"
 # shellcheck source=flux.sh
 source "${here}/flux.sh"
 
+# restart <component> [seconds]: what a crash and the kubelet's restart do to one component, on a running cluster.
+cmd_restart() {
+  local name="${1:-}" down="${2:-0}"
+  cluster_healthy || die "no healthy cluster in ${run_dir} (cluster.sh up first)"
+  case "${name}" in
+    kube-apiserver | kwok | karpenter-kwok) ;;
+    *) die "restart: unknown or unsupported component '${name}' (kube-apiserver, kwok, karpenter-kwok)" ;;
+  esac
+  [[ "${down}" =~ ^[0-9]+$ ]] || die "restart: seconds must be a whole number, not '${down}'"
+  stop_component "${name}"
+  sleep "${down}"
+  case "${name}" in
+    kube-apiserver) start_apiserver ;;
+    kwok) start_kwok ;;
+    karpenter-kwok) start_karpenter ;;
+  esac
+}
+
 case "${1:-}" in
   build)
     shift
@@ -780,6 +802,10 @@ case "${1:-}" in
     ;;
   up) cmd_up ;;
   down) cmd_down ;;
+  restart)
+    shift
+    cmd_restart "$@"
+    ;;
   status) cmd_status ;;
   env) cat "${run_dir}/env" ;;
   crossplane)
@@ -805,7 +831,7 @@ case "${1:-}" in
     esac
     ;;
   *)
-    echo "usage: $0 build [component...]|up|down|status|env|crossplane up|down|status|flux up|down|status" >&2
+    echo "usage: $0 build [component...]|up|down|status|env|restart <component> [seconds]|crossplane up|down|status|flux up|down|status" >&2
     exit 2
     ;;
 esac

@@ -19,6 +19,7 @@ export interface ClusterEnv {
   kubeconfig: string;
   kubectl: string;
   components: string[];
+  apiserverPort: number;
   karpenterMetricsPort: number;
   karpenterHealthPort: number;
   /** The Crossplane CLI built from modules/crossplane, and Crossplane's CRDs from the same module version. */
@@ -53,6 +54,7 @@ export function readClusterEnv(dir = runDir()): ClusterEnv {
     kubeconfig: get('KUBECONFIG'),
     kubectl: get('KUBECTL'),
     components: get('COMPONENTS').split(' ').filter(Boolean),
+    apiserverPort: Number(get('APISERVER_PORT')),
     karpenterMetricsPort: Number(get('KARPENTER_METRICS_PORT')),
     karpenterHealthPort: Number(get('KARPENTER_HEALTH_PORT')),
     crossplane: get('CROSSPLANE'),

@@ -97,12 +97,14 @@ export async function eventsV1(kube: Kube, namespace: string): Promise<EventV1[]
  */
 export async function serviceAccountKubeconfig(
   namespace: string,
+  /** The ServiceAccount's name, the apiserver address (a proxy in front of it), the token's lifetime. */
+  o: { name?: string; server?: string; tokenDuration?: string } = {},
 ): Promise<{ kubeconfig: string; cleanup: () => void }> {
-  const name = `nr-ctl-${namespace}`.slice(0, 63);
+  const name = o.name ?? `nr-ctl-${namespace}`.slice(0, 63);
   const manifests = rbacManifests(namespace, name);
   kubectl(['apply', '-f', '-'], manifests.map((m) => `---\n${stringify(m)}`).join(''));
   const removeAdmission = await installAdmissionPolicy(namespace, name);
-  const file = tokenKubeconfig(namespace, name);
+  const file = tokenKubeconfig(namespace, name, o);
   return {
     kubeconfig: file,
     cleanup: () => {
@@ -192,11 +194,15 @@ export async function waitForAdmissionPolicy(namespace: string, serviceAccount: 
  * A kubeconfig that authenticates as ServiceAccount `namespace/name` (which must exist) with a 2-hour token,
  * against the e2e apiserver; the file lives in the run directory.
  */
-export function tokenKubeconfig(namespace: string, name: string): string {
+export function tokenKubeconfig(
+  namespace: string,
+  name: string,
+  o: { server?: string; tokenDuration?: string } = {},
+): string {
   const env = readClusterEnv();
-  const token = kubectl(['create', 'token', name, '-n', namespace, '--duration', '2h']).trim();
+  const token = kubectl(['create', 'token', name, '-n', namespace, '--duration', o.tokenDuration ?? '2h']).trim();
   const admin = readFileSync(env.kubeconfig, 'utf8');
-  const server = /server: (\S+)/.exec(admin)?.[1];
+  const server = o.server ?? /server: (\S+)/.exec(admin)?.[1];
   const ca = /certificate-authority: (\S+)/.exec(admin)?.[1];
   if (!server || !ca) throw new Error(`cannot read server and CA from ${env.kubeconfig}`);
   const file = path.join(env.runDir, `kubeconfig-${namespace}-${name}`);

@@ -1,0 +1,92 @@
+// The soak's result as text: the criteria with their verdicts, the figures per pool, the anatomy of the
+// rotations, the chaos timeline and the full ledger. Pure: the same records give the same text.
+import { median, type Criterion, type Rotation, type SoakRecords } from './ledger.js';
+
+const iso = (ms: number): string => new Date(ms).toISOString().slice(11, 19);
+const s1 = (x: number | undefined): string => (x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(1));
+
+function spread(xs: readonly (number | undefined)[]): string {
+  const v = xs.filter((x): x is number => x !== undefined && Number.isFinite(x));
+  if (v.length === 0) return '—';
+  return `median ${s1(median(v))} s (${s1(Math.min(...v))}–${s1(Math.max(...v))}, n=${v.length})`;
+}
+
+function table(head: string[], rows: string[][]): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (r: string[]): string =>
+    r
+      .map((c, i) => c.padEnd(widths[i] as number))
+      .join('  ')
+      .trimEnd();
+  return [line(head), ...rows.map(line)].join('\n');
+}
+
+export function renderSummary(r: SoakRecords, rots: readonly Rotation[], verdicts: readonly Criterion[]): string {
+  const minutes = (r.tEnd - r.t0) / 60_000;
+  const passed = verdicts.filter((v) => v.pass).length;
+  const graceful = rots.filter((x) => x.mode === 'surge' && x.outcome === 'completed');
+  const out: string[] = [];
+  out.push(
+    `soak ${new Date(r.t0).toISOString()} → ${new Date(r.tEnd).toISOString()} (${minutes.toFixed(1)} min): ` +
+      `${passed}/${verdicts.length} criteria passed, ${rots.length} rotations, ${r.chaos.length} faults`,
+    '',
+    table(
+      ['#', 'criterion', 'verdict', 'observed'],
+      verdicts.map((v, i) => [String(i + 1), v.title, v.pass ? 'PASS' : 'FAIL', v.observed]),
+    ),
+    '',
+    table(
+      ['pool', 'role', 'P', 't_rot', 'leadTime', 'A', 'G', 'completed', 'rolled back', 'fallbacks'],
+      r.pools.map((p) => {
+        const mine = rots.filter((x) => x.pool === p.name);
+        return [
+          p.name,
+          p.role,
+          `${p.periodS}s`,
+          `${p.rotationBoundS}s`,
+          `${p.leadTimeS}s`,
+          `${p.ageThresholdS}s`,
+          String(p.chances),
+          String(mine.filter((x) => x.outcome === 'completed').length),
+          String(mine.filter((x) => x.outcome === 'rolled back').length),
+          String(mine.filter((x) => x.mode === 'forceful-fallback').length),
+        ];
+      }),
+    ),
+    '',
+    'anatomy of the completed surge rotations:',
+    `  surge wait ${spread(graceful.map((x) => x.surgeWaitS))}`,
+    `  drain      ${spread(rots.filter((x) => x.outcome === 'completed').map((x) => x.drainS))}`,
+    `  total      ${spread(rots.filter((x) => x.outcome === 'completed').map((x) => x.totalS))}`,
+    `  margin     ${spread(graceful.map((x) => x.marginS))}`,
+    '',
+    'chaos:',
+    ...(r.chaos.length
+      ? r.chaos.map(
+          (c) =>
+            `  ${iso(c.start)}–${iso(c.end)} ${c.kind}: ${c.detail}; steady ${
+              c.steadyAt === undefined ? 'not within the bound' : `after ${s1((c.steadyAt - c.end) / 1000)} s`
+            }`,
+        )
+      : ['  none']),
+    '',
+    'ledger:',
+    table(
+      ['start', 'pool', 'claim', 'age', 'mode', 'outcome', 'surge wait', 'drain', 'total', 'margin'],
+      rots.map((x) => [
+        iso(x.start),
+        x.pool,
+        x.claim,
+        `${s1(x.ageAtStartS)}s`,
+        x.mode,
+        x.outcome,
+        s1(x.surgeWaitS),
+        s1(x.drainS),
+        s1(x.totalS),
+        s1(x.marginS),
+      ]),
+    ),
+    '',
+  );
+  return out.join('\n');
+}
