@@ -8,6 +8,7 @@
 // Brings the cluster up when it is not running (cluster.sh up); leaves it running. Everything listens on
 // 127.0.0.1; every process it starts is stopped by the end, and every object it made is deleted unless --keep.
 import { existsSync, mkdirSync, openSync, readSync, closeSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { clusterRunning, clusterUp, readClusterEnv } from '../../test/e2e/helpers/cluster.js';
@@ -36,6 +37,7 @@ import {
 import { DelayingProxy } from './proxy.js';
 import { Recorder } from './recorder.js';
 import { Replicas } from './replicas.js';
+import { renderReport, type RunFacts } from './report.js';
 import { renderSummary } from './summary.js';
 
 const NS = 'soak-system';
@@ -98,6 +100,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 async function main(): Promise<number> {
   const f = flags(process.argv.slice(2));
+  const loadAtStart = loadavg()[0] ?? 0;
   const plan = soakPlan(f);
   mkdirSync(f.out, { recursive: true });
   log(`plan: ${plan.pools.length} pools, ${plan.chaos.length} chaos events over ${plan.chaosEndsS} s; out ${f.out}`);
@@ -168,8 +171,8 @@ async function main(): Promise<number> {
     }
     await sleep(Math.max(0, t0 + f.minutes * 60_000 - Date.now()));
     await recorder.stop();
-    await recorder.poll();
     tEnd = Date.now();
+    await recorder.census();
   } finally {
     await recorder.stop();
     await replicas.stop();
@@ -199,11 +202,13 @@ async function main(): Promise<number> {
   };
   const rots = rotations(records);
   const verdicts = criteria(records, rots);
-  const run = { options: plan.options, plan: plan.pools, chaosPlanned: plan.chaos, machine: machine() };
+  const facts: RunFacts = { seed: f.seed, minutes: f.minutes, chaos: f.chaos, machine: machine(loadAtStart) };
+  const run = { options: plan.options, facts, plan: plan.pools, chaosPlanned: plan.chaos };
   writeFileSync(path.join(f.out, 'run.json'), `${JSON.stringify(run, null, 2)}\n`);
   writeFileSync(path.join(f.out, 'records.json'), `${JSON.stringify(records)}\n`);
   writeFileSync(path.join(f.out, 'ledger.json'), `${JSON.stringify(rots, null, 2)}\n`);
   writeFileSync(path.join(f.out, 'criteria.json'), `${JSON.stringify(verdicts, null, 2)}\n`);
+  writeFileSync(path.join(f.out, 'report.html'), renderReport(records, rots, verdicts, facts));
   const summary = renderSummary(records, rots, verdicts);
   writeFileSync(path.join(f.out, 'summary.txt'), summary);
   console.log(summary);
@@ -315,11 +320,13 @@ export function expiredInLog(text: string): { claim: string; at: number }[] {
   return out;
 }
 
-function machine(): Record<string, unknown> {
-  return {
-    node: process.version,
-    cpus: (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency,
-  };
+/** Where the run ran, in a sentence: cores, memory, Node, and the load before and after it. */
+function machine(loadAtStart: number): string {
+  const gib = Math.round(totalmem() / 2 ** 30);
+  return (
+    `${cpus().length} cores, ${gib} GiB, Node ${process.version}; load average ${loadAtStart.toFixed(2)} before the ` +
+    `run and ${(loadavg()[0] ?? 0).toFixed(2)} at its end (the cluster, the two replicas and the soak itself).`
+  );
 }
 
 main().then(

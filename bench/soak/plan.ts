@@ -42,6 +42,15 @@ export interface PoolPlan {
   policy: RotationPolicySpec;
 }
 
+/** What an operator does in an incident (the rest are faults of processes and of the cluster). */
+export const OPERATOR_KINDS = [
+  'cordon',
+  'do-not-disrupt',
+  'freeze',
+  'freeze-malformed',
+  'edit-policy',
+  'delete-policy',
+] as const;
 export const CHAOS_KINDS = [
   'kill-leader',
   'pause-leader',
@@ -49,12 +58,7 @@ export const CHAOS_KINDS = [
   'restart-apiserver',
   'restart-kwok',
   'slow-apiserver',
-  'cordon',
-  'do-not-disrupt',
-  'freeze',
-  'freeze-malformed',
-  'edit-policy',
-  'delete-policy',
+  ...OPERATOR_KINDS,
 ] as const;
 export type ChaosKind = (typeof CHAOS_KINDS)[number];
 

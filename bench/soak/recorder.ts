@@ -55,6 +55,21 @@ export class Recorder {
     await this.polling;
   }
 
+  /**
+   * The census at the end: polls until nothing of ours is unexplained, for at most LEAK_BOUND_MS; whatever is
+   * still unexplained then is a leak.
+   */
+  async census(): Promise<void> {
+    const until = Date.now() + LEAK_BOUND_MS;
+    await this.poll();
+    while (this.unexplained.length > 0 && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 2_000));
+      await this.poll();
+    }
+    for (const what of this.unexplained)
+      if (!this.leaks.some((l) => l.what === what)) this.leaks.push({ at: Date.now(), what: `${what} (at the end)` });
+  }
+
   /** Leak candidates right now (empty: nothing of ours unexplained). */
   get unexplained(): string[] {
     return [...this.suspects.keys()];
@@ -101,6 +116,8 @@ export class Recorder {
     // Leak candidates: ours, in a pool with no rotation anchored.
     const seen = new Set<string>();
     for (const pod of podList.items) {
+      // A placeholder being deleted is on its way out (KWOK removes it); only a standing one is a leak.
+      if (pod.metadata?.deletionTimestamp) continue;
       const pool = pod.metadata?.labels?.[NODEPOOL_LABEL] ?? '';
       if (names.has(pool) && !anchors.has(pool)) seen.add(`placeholder ${pod.metadata?.name} of ${pool}`);
     }

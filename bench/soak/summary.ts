@@ -21,6 +21,45 @@ function table(head: string[], rows: string[][]): string {
   return [line(head), ...rows.map(line)].join('\n');
 }
 
+/** The pools' figures and what each rotated: one table for the summary and the report. */
+export function poolTable(r: SoakRecords, rots: readonly Rotation[]): [string[], string[][]] {
+  const head = ['pool', 'role', 'P', 't_rot', 'lead time', 'A', 'G', 'completed', 'rolled back', 'fallbacks'];
+  const rows = r.pools.map((p) => {
+    const mine = rots.filter((x) => x.pool === p.name);
+    return [
+      p.name,
+      p.role,
+      `${p.periodS} s`,
+      `${p.rotationBoundS} s`,
+      `${p.leadTimeS} s`,
+      `${p.ageThresholdS} s`,
+      String(p.chances),
+      String(mine.filter((x) => x.outcome === 'completed').length),
+      String(mine.filter((x) => x.outcome === 'rolled back').length),
+      String(mine.filter((x) => x.mode === 'forceful-fallback').length),
+    ];
+  });
+  return [head, rows];
+}
+
+/** The full ledger, one row per rotation; `start` writes its start time. */
+export function ledgerTable(rots: readonly Rotation[], start: (ms: number) => string): [string[], string[][]] {
+  const head = ['start', 'pool', 'claim', 'age at start', 'mode', 'outcome', 'surge wait', 'drain', 'total', 'margin'];
+  const rows = rots.map((x) => [
+    start(x.start),
+    x.pool,
+    x.claim,
+    `${s1(x.ageAtStartS)} s`,
+    x.mode,
+    x.outcome,
+    s1(x.surgeWaitS),
+    s1(x.drainS),
+    s1(x.totalS),
+    s1(x.marginS),
+  ]);
+  return [head, rows];
+}
+
 export function renderSummary(r: SoakRecords, rots: readonly Rotation[], verdicts: readonly Criterion[]): string {
   const minutes = (r.tEnd - r.t0) / 60_000;
   const passed = verdicts.filter((v) => v.pass).length;
@@ -35,24 +74,7 @@ export function renderSummary(r: SoakRecords, rots: readonly Rotation[], verdict
       verdicts.map((v, i) => [String(i + 1), v.title, v.pass ? 'PASS' : 'FAIL', v.observed]),
     ),
     '',
-    table(
-      ['pool', 'role', 'P', 't_rot', 'leadTime', 'A', 'G', 'completed', 'rolled back', 'fallbacks'],
-      r.pools.map((p) => {
-        const mine = rots.filter((x) => x.pool === p.name);
-        return [
-          p.name,
-          p.role,
-          `${p.periodS}s`,
-          `${p.rotationBoundS}s`,
-          `${p.leadTimeS}s`,
-          `${p.ageThresholdS}s`,
-          String(p.chances),
-          String(mine.filter((x) => x.outcome === 'completed').length),
-          String(mine.filter((x) => x.outcome === 'rolled back').length),
-          String(mine.filter((x) => x.mode === 'forceful-fallback').length),
-        ];
-      }),
-    ),
+    table(...poolTable(r, rots)),
     '',
     'anatomy of the completed surge rotations:',
     `  surge wait ${spread(graceful.map((x) => x.surgeWaitS))}`,
@@ -71,21 +93,7 @@ export function renderSummary(r: SoakRecords, rots: readonly Rotation[], verdict
       : ['  none']),
     '',
     'ledger:',
-    table(
-      ['start', 'pool', 'claim', 'age', 'mode', 'outcome', 'surge wait', 'drain', 'total', 'margin'],
-      rots.map((x) => [
-        iso(x.start),
-        x.pool,
-        x.claim,
-        `${s1(x.ageAtStartS)}s`,
-        x.mode,
-        x.outcome,
-        s1(x.surgeWaitS),
-        s1(x.drainS),
-        s1(x.totalS),
-        s1(x.marginS),
-      ]),
-    ),
+    table(...ledgerTable(rots, (ms) => iso(ms))),
     '',
   );
   return out.join('\n');

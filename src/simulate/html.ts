@@ -5,9 +5,9 @@
 import { dailySeries, DAY_MS, dayCount, sampleLives, type DayCounts } from './aggregate.js';
 import type { NodeLife, SimulationResult } from './simulate.js';
 import type { PoolRuns, SideSummary } from './what-if.js';
+import { esc, legend, line, page, rect, svgOpen as svgOf, text } from '../util/html.js';
 
-const esc = (s: string): string =>
-  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const svgOpen = (height: number, label: string, cls: string): string => svgOf(WIDTH, height, label, cls);
 
 const COLORS = {
   life: '#9fb7d9',
@@ -22,37 +22,11 @@ const COLORS = {
   after: '#c0392b',
 };
 
-type Attributes = Record<string, string | number>;
-const attributes = (a: Attributes): string =>
-  Object.entries(a)
-    .map(([k, v]) => `${k}="${v}"`)
-    .join(' ');
-/** SVG elements; `title` and `body` are escaped by the caller. */
-const rect = (a: Attributes, title?: string): string =>
-  title === undefined ? `<rect ${attributes(a)}/>` : `<rect ${attributes(a)}><title>${title}</title></rect>`;
-const line = (a: Attributes): string => `<line ${attributes(a)}/>`;
-const text = (a: Attributes, body: string): string => `<text ${attributes(a)}>${body}</text>`;
 const n1 = (v: number): string => v.toFixed(1);
 /** At most n characters, the end cut off (…). */
 const fit = (s: string, n: number): string => (s.length <= n ? s : `${s.slice(0, n - 1)}…`);
 /** At most n characters, the start cut off: a node's name ends in what tells it from its neighbours. */
 const fitEnd = (s: string, n: number): string => (s.length <= n ? s : `…${s.slice(-(n - 1))}`);
-
-const STYLE = [
-  'body{font:14px system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}',
-  'table{border-collapse:collapse;margin:8px 0 16px}',
-  'th,td{padding:2px 10px;text-align:left;border-bottom:1px solid #eee}',
-  'td.n{text-align:right;font-variant-numeric:tabular-nums}',
-  '.legend span{display:inline-block;margin-right:14px}',
-  '.sw{display:inline-block;width:12px;height:10px;margin-right:4px;vertical-align:middle}',
-  'svg{display:block;max-width:100%;height:auto;margin:4px 0 20px}',
-  'svg text{font-family:system-ui,sans-serif}',
-].join('');
-
-const legend = (items: readonly (readonly [string, string])[]): string =>
-  `<p class="legend">${items
-    .map(([color, label]) => `<span><i class="sw" style="background:${color}"></i>${esc(label)}</span>`)
-    .join('')}</p>`;
 
 const DAY_LEGEND = [
   [COLORS.window, 'maintenance window'],
@@ -288,10 +262,6 @@ function deltaPanel(axis: Axis, before: readonly DayCounts[], after: readonly Da
   return out;
 }
 
-const svgOpen = (height: number, label: string, cls: string): string =>
-  `<svg xmlns="http://www.w3.org/2000/svg" class="${cls}" width="${WIDTH}" height="${height}" ` +
-  `viewBox="0 0 ${WIDTH} ${height}" role="img" aria-label="${esc(label)}">`;
-
 /**
  * The day chart: one bar panel per side on one scale, the nodes at risk under them, the day labels at the
  * bottom, and optionally a marker at the first instant the sides differ.
@@ -366,14 +336,6 @@ function nodeRows(axis: Axis, lives: readonly NodeLife[], windows: readonly Span
 
 const stat = (label: string, ...values: (number | string)[]): string =>
   `<tr><th>${esc(label)}</th>${values.map((v) => `<td class="n">${esc(String(v))}</td>`).join('')}</tr>`;
-
-const page = (title: string, body: string): string => `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title>
-<style>${STYLE}</style>
-</head><body>
-${body}
-</body></html>
-`;
 
 /** The sentence under a row chart: how the rows were chosen. */
 const sampleNote = (shown: number, total: number): string =>

@@ -1,5 +1,6 @@
-// The simulator's HTML report looked at in a real browser: headless Chromium (@sparticuz/chromium, driven by
-// puppeteer-core) renders the reports of a 20-node scenario, a 10,000-node scenario and a before/after, takes
+// The simulator's HTML report and the soak's looked at in a real browser: headless Chromium (@sparticuz/chromium,
+// driven by puppeteer-core) renders the reports of a 20-node scenario, a 10,000-node scenario, a before/after and
+// an hour's soak, takes
 // full-page screenshots (test/browser/output/, gitignored) and measures the page as laid out: the charts fit the
 // viewport, every day of the run has its column, no two labels overlap. Run: npm run test:browser.
 import chromium from '@sparticuz/chromium';
@@ -13,6 +14,9 @@ import { renderHtml, renderWhatIfHtml } from '../../src/simulate/html.js';
 import { simulate, type SimulationResult } from '../../src/simulate/simulate.js';
 import { whatIfRuns } from '../../src/simulate/what-if.js';
 import { fleetScenario, whatIfFleet } from './fleets.js';
+import { syntheticHour } from '../../bench/soak/fixtures.js';
+import { criteria, rotations } from '../../bench/soak/ledger.js';
+import { renderReport } from '../../bench/soak/report.js';
 
 const OUTPUT = path.join(import.meta.dirname, 'output');
 
@@ -143,6 +147,22 @@ describe.each([1280, 800])('the reports in Chromium at %ipx wide', (width) => {
     expect(l.dayCharts[0]?.days).toEqual(daysOf(large.start, 14));
     expect(l.dayCharts[0]?.laidOut).toBe(14);
     expect(l.expiredBars).toBeGreaterThan(0);
+  });
+
+  it('an hour’s soak: margins, anatomy, timeline, every rotation a mark, nothing over anything', async () => {
+    const r = syntheticHour();
+    const rots = rotations(r);
+    const html = renderReport(r, rots, criteria(r, rots), { seed: 1, minutes: 60, chaos: true, machine: 'synthetic' });
+    const l = await look(html, 'soak-report', width);
+    readable(l);
+    expect(l.svgs.map((s) => s.cls)).toEqual(['margins', 'anatomy', 'timeline']);
+    // Each completed rotation a dot in the margin chart; each rotation and fault a bar in the timeline.
+    const count = (selector: string): string => `document.querySelectorAll('${selector}').length`;
+    const marks = (await page.evaluate(
+      `${count('svg.margins circle')} + ' ' + ${count('svg.timeline rect')}`,
+    )) as string;
+    const completed = rots.filter((x) => x.outcome === 'completed').length;
+    expect(marks).toBe(`${completed} ${rots.length + r.chaos.length}`);
   });
 
   it('before/after: both sides’ columns on the same days, the chosen pool node by node', async () => {

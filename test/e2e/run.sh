@@ -11,7 +11,7 @@
 # parity.test.ts (about 45 s) starts a controller, so it runs in phase 2: beside placeholder-identity, which
 # applies RotationPolicies to its pools and runs the engine's passes itself, the controller would act on them too.
 #
-# Usage: bash test/e2e/run.sh [--report-dir DIR]   (writes DIR/e2e-{solo,alongside,serial,leftovers}.json)
+# Usage: bash test/e2e/run.sh [--report-dir DIR]   (writes DIR/e2e-{solo,alongside,serial,soak,leftovers}.json)
 # Extra arguments after -- go to every vitest run. Brings the cluster up if none is running, and then takes it
 # down at the end (like the suite's globalSetup), unless NODEROTATION_E2E_KEEP_CLUSTER=1.
 set -uo pipefail
@@ -69,11 +69,20 @@ rm -f "${solo_log}"
 
 # Phase 3, last: nothing the tests deleted without waiting (TestResources.cleanup) is left.
 LAST=(test/e2e/leftovers.test.ts)
+# Beside phase 2: the soak's short variant on a cluster of its own (its run directory and ports), so its
+# controllers never meet the other files' pools.
+SOAK=(test/e2e/soak.test.ts)
 
 excludes=()
-for f in "${SOLO[@]}" "${ALONGSIDE[@]}" "${LAST[@]}"; do excludes+=(--exclude "${f}"); done
-echo "e2e phase 2: every other file, one at a time"
+for f in "${SOLO[@]}" "${ALONGSIDE[@]}" "${LAST[@]}" "${SOAK[@]}"; do excludes+=(--exclude "${f}"); done
+echo "e2e phase 2: every other file, one at a time, beside ${SOAK[*]} (its output follows theirs)"
+soak_log="$(mktemp)"
+vitest soak "$@" "${SOAK[@]}" >"${soak_log}" 2>&1 &
+soak_pid=$!
 vitest serial "$@" "${excludes[@]}" || status=1
+wait "${soak_pid}" || status=1
+cat "${soak_log}"
+rm -f "${soak_log}"
 echo "e2e phase 3: ${LAST[*]}"
 vitest leftovers "$@" "${LAST[@]}" || status=1
 exit "${status}"

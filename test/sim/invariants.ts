@@ -60,6 +60,8 @@ export class Invariants {
   private cursor = 0;
   /** Per pool, the claims the controller deleted. */
   private readonly deleted = new Map<string, Set<string>>();
+  /** Per pool, the NodeClaims that exist now (their state keys): S1's count reads only these. */
+  private readonly claimsOf = new Map<string, Set<string>>();
   /** Per object, what the operator set: annotation key (or CORDON) → value. */
   private readonly operator = new Map<string, Map<string, string>>();
   readonly violations: Violation[] = [];
@@ -181,6 +183,13 @@ export class Invariants {
     const k = key(w);
     if (w.after) this.state.set(k, w.after);
     else this.state.delete(k);
+    if (w.resource === CLAIMS) {
+      const pool = (w.after ?? w.before)?.metadata.labels?.[K.pool] ?? '';
+      let claims = this.claimsOf.get(pool);
+      if (!claims) this.claimsOf.set(pool, (claims = new Set()));
+      if (w.after) claims.add(k);
+      else claims.delete(k);
+    }
     if (!w.after) {
       this.operator.delete(k);
       return;
@@ -214,12 +223,11 @@ export class Invariants {
     if (w.resource !== CLAIMS) return [];
     const pool = (w.after ?? w.before)?.metadata.labels?.[K.pool];
     if (!pool) return [];
-    const inFlight = [...this.state.values()].filter(
-      (o) =>
-        o.metadata.labels?.[K.pool] === pool &&
-        this.state.get(key({ resource: CLAIMS, name: o.metadata.name })) === o &&
-        ['pending', 'draining'].includes(ann(o)[K.state] ?? ''),
-    );
+    // A claim whose pool label changed stays in its old pool's set; its label tells.
+    const inFlight = [...(this.claimsOf.get(pool) ?? [])]
+      .map((k) => this.state.get(k))
+      .filter((o): o is Obj => o !== undefined && o.metadata.labels?.[K.pool] === pool)
+      .filter((o) => ['pending', 'draining'].includes(ann(o)[K.state] ?? ''));
     if (inFlight.length <= 1) return [];
     return [
       {
