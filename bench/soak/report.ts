@@ -55,28 +55,35 @@ function timeAxis(
   return { x, ticks };
 }
 
-/** Every completed rotation's margin (deadline − the old claim gone) against when it started. */
+/**
+ * Every completed rotation's margin (deadline − the old claim gone) as a share of its pool's lead time, against
+ * when it started: pools whose lead times differ a hundredfold (a tight pool's 6 min, a windowed one's 94) on one
+ * scale, where 100 % is a rotation over the moment it became due and 0 % one that ended at the deadline.
+ */
 function marginChart(r: SoakRecords, rots: readonly Rotation[]): string {
-  const done = rots.filter((x) => x.outcome === 'completed' && x.marginS !== undefined);
+  const lead = new Map(r.pools.map((p) => [p.name, p.leadTimeS]));
+  const done = rots.filter((x) => x.outcome === 'completed' && x.marginS !== undefined && lead.get(x.pool));
   const height = 260;
   const top = 20;
   const bottom = height - 30;
-  const yMax = Math.max(60, ...done.map((x) => x.marginS as number));
-  const y = (v: number): number => bottom - ((bottom - top) * Math.max(v, 0)) / yMax;
+  const y = (share: number): number => bottom - (bottom - top) * Math.min(Math.max(share, 0), 1);
   const axis = timeAxis(r.t0, r.tEnd);
   const out = [svgOpen(WIDTH, height, 'deadline margin of every completed rotation', 'margins')];
   out.push(...axis.ticks(top, bottom));
-  for (const v of [0, yMax / 2, yMax]) {
+  for (const v of [0, 0.25, 0.5, 0.75, 1]) {
     const yy = y(v).toFixed(1);
     out.push(line({ x1: LEFT, x2: LEFT + PLOT, y1: yy, y2: yy, stroke: COLORS.grid }));
-    out.push(text({ x: LEFT - 6, y: Number(yy) + 4, 'font-size': 11, 'text-anchor': 'end' }, `${Math.round(v)} s`));
+    out.push(text({ x: LEFT - 6, y: Number(yy) + 4, 'font-size': 11, 'text-anchor': 'end' }, `${v * 100} %`));
   }
   for (const x of done) {
+    const leadS = lead.get(x.pool) as number;
+    const share = (x.marginS as number) / leadS;
     const color = x.mode === 'surge' ? COLORS.surge : COLORS.fallback;
-    const title = esc(`${x.pool}/${x.claim} at ${clock(x.start)}: ${s1(x.marginS)} s before its deadline (${x.mode})`);
-    out.push(
-      circle({ cx: axis.x(x.start).toFixed(1), cy: y(x.marginS as number).toFixed(1), r: 3.5, fill: color }, title),
+    const title = esc(
+      `${x.pool}/${x.claim} at ${clock(x.start)}: ${s1(x.marginS)} s before its deadline, ` +
+        `${Math.round(share * 100)} % of its ${leadS} s lead time (${x.mode})`,
     );
+    out.push(circle({ cx: axis.x(x.start).toFixed(1), cy: y(share).toFixed(1), r: 3.5, fill: color }, title));
   }
   out.push('</svg>');
   return out.join('');
@@ -224,7 +231,8 @@ export function renderReport(
     '<h2>Pools</h2>',
     table(...poolTable(r, rots), [2, 3, 4, 5, 6, 7, 8, 9]),
     '<h2>Margin: how long before its deadline each rotation ended</h2>',
-    '<p>Deadline (creation + expireAfter) − the old NodeClaim gone, against when the rotation started.</p>',
+    '<p>Deadline (creation + expireAfter) − the old NodeClaim gone, as a share of the pool’s lead time, against ' +
+      'when the rotation started (the seconds are in each point’s tooltip and in the ledger).</p>',
     legend([
       [COLORS.surge, 'graceful (surge)'],
       [COLORS.fallback, 'forceful fallback'],
