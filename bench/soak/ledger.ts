@@ -3,6 +3,7 @@
 // (creation, Ready, deletion, disappearance), Karpenter's log and metrics — and from the chaos the run injected,
 // never from the controller's own account of itself (its logs and metrics are not read here).
 import { A } from '../../src/engine/annotations.js';
+import { medianMax } from '../controller/measure.js';
 import type { AuditEvent } from '../../test/support/parity.js';
 import type { ChaosKind, PoolPlan, PoolRole } from './plan.js';
 
@@ -247,7 +248,7 @@ export function criteria(r: SoakRecords, rots: Rotation[] = rotations(r)): Crite
     'margin',
     'deadline margin > 0 for every completed graceful rotation',
     graceful.length > 0 && late.length === 0,
-    `${graceful.length} graceful; min ${fmt(Math.min(...margins))} s, median ${fmt(median(margins))} s${
+    `${graceful.length} graceful; min ${fmt(Math.min(...margins))} s, median ${fmt(medianMax(margins).median)} s${
       late.length ? `; late or unmeasured: ${late.map(label).join(', ')}` : ''
     }`,
   );
@@ -442,12 +443,4 @@ const label = (x: Rotation): string => `${x.pool}/${x.claim}@${iso(x.start)}`;
 const iso = (ms: number): string => new Date(ms).toISOString();
 const fmt = (x: number): string => (Number.isFinite(x) ? x.toFixed(1) : '—');
 
-function median(xs: readonly number[]): number {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-}
-
-export { median };
 export type { PoolPlan };

@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { clusterRunning, clusterUp, readClusterEnv } from '../../test/e2e/helpers/cluster.js';
 import { leaseHolder } from '../../test/e2e/helpers/controller-observe.js';
 import { deployment } from '../../test/e2e/helpers/context.js';
-import { ignoreNotFound, Kube, waitFor } from '../../test/e2e/helpers/k8s.js';
+import { ignoreNotFound, Kube, podRunningReady, waitFor } from '../../test/e2e/helpers/k8s.js';
 import {
   createRotationPolicy,
   deleteRotationPolicy,
@@ -220,12 +220,9 @@ async function main(): Promise<number> {
 
 /** The pools, workloads and policies; resolves once every pool's app runs in full. */
 async function setUp(kube: Kube, plan: SoakPlan): Promise<void> {
+  // removeLeftovers has waited for a previous run's namespaces to be gone.
   for (const ns of [NS, APPS])
-    await ignoreNotFound(
-      kube.core.createNamespace({ body: { metadata: { name: ns, labels: { [SOAK_LABEL]: 'true' } } } }),
-    ).catch((e: unknown) => {
-      if (!String(e).includes('AlreadyExists') && !String(e).includes('409')) throw e;
-    });
+    await kube.core.createNamespace({ body: { metadata: { name: ns, labels: { [SOAK_LABEL]: 'true' } } } });
   await waitFor(`ServiceAccount ${APPS}/default`, () =>
     ignoreNotFound(kube.core.readNamespacedServiceAccount({ namespace: APPS, name: 'default' })),
   );
@@ -245,12 +242,7 @@ async function setUp(kube: Kube, plan: SoakPlan): Promise<void> {
     async () => {
       const pods = await kube.pods(APPS);
       return plan.pools.every(
-        (p) =>
-          pods.filter(
-            (x) =>
-              x.metadata?.labels?.app === p.name &&
-              x.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
-          ).length === p.replicas,
+        (p) => pods.filter((x) => x.metadata?.labels?.app === p.name && podRunningReady(x)).length === p.replicas,
       );
     },
     { timeoutMs: 300_000, intervalMs: 2000 },

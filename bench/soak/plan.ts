@@ -13,6 +13,7 @@
 //     claim reaches its last chance and the forceful fallback must fire, in-window, before Karpenter's expiry.
 import type { RotationPolicy, RotationPolicySpec } from '../../src/generated/api-types.js';
 import type { NodePool } from '../../src/karpenter/types.js';
+import { parseDuration } from '../../src/util/duration.js';
 import { Rng } from '../../test/sim/scheduler.js';
 import { ALWAYS_OPEN } from '../../test/support/fixtures.js';
 
@@ -259,9 +260,6 @@ export function policyOf(p: PoolPlan): RotationPolicy {
   };
 }
 
-/** Seconds of a Go-style duration the plan writes ("60s", "15s"). */
-const seconds = (d: string): number => Number(/^(\d+)s$/.exec(d)?.[1] ?? NaN);
-
 /**
  * The pool's figures from design §3.2, computed here from the plan alone (not by the engine, whose derivation
  * plan.test.ts checks against these): P the longest gap between window starts (the 60 s tick when always open),
@@ -280,11 +278,11 @@ export function figuresOf(p: PoolPlan): {
   const starts = windows.map((w) => minuteOf(w.start)).sort((a, b) => a - b);
   const gaps = starts.map((s, i) => ((starts[(i + 1) % starts.length] as number) - s + 1440) % 1440 || 1440);
   const periodS = alwaysOpen ? 60 : Math.max(...gaps) * 60;
-  const rotationBoundS = seconds(p.policy.surge?.readyTimeout ?? '') + p.terminationGracePeriodS + 120;
+  const rotationBoundS = parseDuration(p.policy.surge?.readyTimeout ?? '') + p.terminationGracePeriodS + 120;
   const k = p.policy.minRotationChances ?? 2;
   const explicit = p.policy.ageThreshold !== undefined && p.policy.ageThreshold !== 'auto';
   const leadTimeS = k * periodS + rotationBoundS;
-  const ageThresholdS = explicit ? seconds(String(p.policy.ageThreshold)) : p.expireAfterS - leadTimeS;
+  const ageThresholdS = explicit ? parseDuration(String(p.policy.ageThreshold)) : p.expireAfterS - leadTimeS;
   // G: the chances an explicit threshold leaves (K with auto).
   const chances = explicit ? Math.floor((p.expireAfterS - ageThresholdS - rotationBoundS) / periodS) : k;
   return { periodS, rotationBoundS, leadTimeS, ageThresholdS, chances };

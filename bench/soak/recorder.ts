@@ -3,7 +3,7 @@
 // in flight explains (a leak, once it outlasts its bound), and Karpenter's disruption counters (summed across
 // its restarts).
 import type { V1NodeList, V1PodList } from '@kubernetes/client-node';
-import type { Kube } from '../../test/e2e/helpers/k8s.js';
+import { podRunningReady, type Kube } from '../../test/e2e/helpers/k8s.js';
 import { A, parseTime } from '../../src/engine/annotations.js';
 import { NODEPOOL_LABEL, type NodeClaim, type NodePool } from '../../src/karpenter/types.js';
 import type { ClaimRecord, LeakSample, LoadSample } from './ledger.js';
@@ -105,12 +105,7 @@ export class Recorder {
     this.observeClaims(claims, now);
     // The workload: Ready Pods of each pool's app against its replicas.
     for (const p of this.pools) {
-      const ready = appList.items.filter(
-        (pod) =>
-          pod.metadata?.labels?.app === p.name &&
-          !pod.metadata.deletionTimestamp &&
-          pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
-      ).length;
+      const ready = appList.items.filter((pod) => pod.metadata?.labels?.app === p.name && podRunningReady(pod)).length;
       this.load.push({ at: now, pool: p.name, ready, desired: p.replicas });
     }
     // Leak candidates: ours, in a pool with no rotation anchored.

@@ -4,7 +4,8 @@
 //
 //   npm run soak:report -- DIR [--out FILE]    (DIR: a run's --out; writes DIR/report.html by default)
 import { circle, esc, legend, line, page, rect, svgOpen, text } from '../../src/util/html.js';
-import { median, type Criterion, type Rotation, type SoakRecords } from './ledger.js';
+import { medianMax } from '../controller/measure.js';
+import type { Criterion, Rotation, SoakRecords } from './ledger.js';
 import { OPERATOR_KINDS } from './plan.js';
 import { ledgerTable, poolTable } from './summary.js';
 
@@ -111,7 +112,7 @@ function anatomyChart(rots: readonly Rotation[]): string {
   rows.forEach(([label, f, xs], i) => {
     const mid = 10 + i * rowH + rowH / 2;
     const vs = xs.map((r) => [r, f(r)] as const).filter((p): p is readonly [Rotation, number] => p[1] !== undefined);
-    const med = median(vs.map(([, v]) => v));
+    const med = medianMax(vs.map(([, v]) => v)).median;
     out.push(
       text({ x: LEFT - 8, y: mid + 4, 'font-size': 12, 'text-anchor': 'end' }, `${label} (median ${s1(med)} s)`),
     );

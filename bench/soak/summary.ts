@@ -1,6 +1,8 @@
 // The soak's result as text: the criteria with their verdicts, the figures per pool, the anatomy of the
 // rotations, the chaos timeline and the full ledger. Pure: the same records give the same text.
-import { median, type Criterion, type Rotation, type SoakRecords } from './ledger.js';
+import { alignColumns } from '../../src/util/columns.js';
+import { medianMax } from '../controller/measure.js';
+import type { Criterion, Rotation, SoakRecords } from './ledger.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString().slice(11, 19);
 const s1 = (x: number | undefined): string => (x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(1));
@@ -8,18 +10,10 @@ const s1 = (x: number | undefined): string => (x === undefined || !Number.isFini
 function spread(xs: readonly (number | undefined)[]): string {
   const v = xs.filter((x): x is number => x !== undefined && Number.isFinite(x));
   if (v.length === 0) return '—';
-  return `median ${s1(median(v))} s (${s1(Math.min(...v))}–${s1(Math.max(...v))}, n=${v.length})`;
+  return `median ${s1(medianMax(v).median)} s (${s1(Math.min(...v))}–${s1(Math.max(...v))}, n=${v.length})`;
 }
 
-function table(head: string[], rows: string[][]): string {
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (r: string[]): string =>
-    r
-      .map((c, i) => c.padEnd(widths[i] as number))
-      .join('  ')
-      .trimEnd();
-  return [line(head), ...rows.map(line)].join('\n');
-}
+const table = (head: string[], rows: string[][]): string => alignColumns(head, rows).join('\n');
 
 /** The pools' figures and what each rotated: one table for the summary and the report. */
 export function poolTable(r: SoakRecords, rots: readonly Rotation[]): [string[], string[][]] {

@@ -117,8 +117,7 @@ export class RotationReconciler {
     }
     const mine = decision.pools.find((p) => p.nodePool === poolName) as PoolDecision;
     try {
-      if (mine.actions.length > 0)
-        await this.carryOut(poolName, mine.actions, versions, log.with(activeClaim(mine)), signal);
+      await this.carryOut(poolName, mine.actions, versions, log.with(activeClaim(mine)), signal);
     } catch (e) {
       // An object changed under the decision: nothing was written on stale state. Decide again shortly, once the
       // watch has delivered the change, without the failure backoff (a busy object is not a failing one).
@@ -253,6 +252,8 @@ export class RotationReconciler {
     log: Logger,
     signal: AbortSignal,
   ): Promise<void> {
+    // Nothing to do (an idle pass, a sweep that found nothing): return at once.
+    if (actions.length === 0) return;
     const deps = executorDeps({
       client: this.o.client,
       namespace: this.o.namespace,
