@@ -31,6 +31,7 @@ export const FAULTS = [
   'cuts',
   'gone',
   'delays',
+  'stalls',
   'restarts',
   'operators',
   'hung',
@@ -138,6 +139,7 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
           delayMs: faults.has('delays') ? 5_000 : 0,
           hung: faults.has('hung') ? 0.01 : 0,
           invalid: faults.has('invalid') ? 0.03 : 0,
+          stalls: faults.has('stalls') ? 0.02 : 0,
         };
 
   const world = new World(server, sched, worldRng as Rng);

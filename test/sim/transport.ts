@@ -33,6 +33,12 @@ export interface TransportFaults {
   hung: number;
   /** Per write: answered 422 Invalid without being applied. */
   invalid: number;
+  /**
+   * Per delivered watch event: the stream stalls before its next event for 12–60 s, open and silent (a lagging
+   * watch cache, a stalled HTTP/2 stream) — longer than a pass waits to read its own writes, so the next pass
+   * decides on a cache that does not show them and only its writes' preconditions keep it from acting twice.
+   */
+  stalls: number;
 }
 
 export const NO_FAULTS: TransportFaults = {
@@ -43,9 +49,11 @@ export const NO_FAULTS: TransportFaults = {
   delayMs: 0,
   hung: 0,
   invalid: 0,
+  stalls: 0,
 };
 
 const BOOKMARK_EVERY_MS = 60_000;
+const STALL_MS: readonly [number, number] = [12_000, 60_000];
 const REQUEST_TIMEOUT_MS = 30_000;
 
 const abortError = (): Error => Object.assign(new Error('This operation was aborted'), { name: 'AbortError' });
@@ -176,6 +184,8 @@ export class SimTransport implements KubeApi, Wire {
       const what = `WATCH ${path}${queryText(query)}`;
       let sw: ServerWatch | null = null;
       let delivering = false;
+      /** The event just delivered was followed by a stall: the next waits. */
+      let stalled = false;
       let lastEvent = this.sched.now;
       let ended = false;
       const timers: { cancel(): void }[] = [];
@@ -198,7 +208,11 @@ export class SimTransport implements KubeApi, Wire {
         if (ended || delivering || !sw || sw.queue.length === 0) return;
         delivering = true;
         const ev = sw.queue[0] as { type: string; object: Record<string, unknown> };
-        this.sched.add(this.owner, `⇠ ${ev.type} ${nameOf(ev.object)} on ${what}`, this.rng.int(1, 20), () => {
+        const stall = stalled ? this.rng.int(...STALL_MS) : 0;
+        stalled = false;
+        const after = stall > 0 ? ` (after a ${stall / 1000} s stall)` : '';
+        const label = `⇠ ${ev.type} ${nameOf(ev.object)} on ${what}${after}`;
+        this.sched.add(this.owner, label, stall + this.rng.int(1, 20), () => {
           delivering = false;
           if (ended || !sw) return;
           sw.queue.shift();
@@ -210,6 +224,7 @@ export class SimTransport implements KubeApi, Wire {
           }
           if (sw.closed && sw.queue.length === 0) return end();
           if (this.rng.chance(this.faults().cuts)) return end();
+          stalled = this.rng.chance(this.faults().stalls);
           pump();
         });
       };
