@@ -36,10 +36,10 @@ export const LOST_RACE_RETRY_MS = 500;
  */
 const MAX_POD_ROUNDS = 10;
 /**
- * The longest a pass waits for the caches to show the writes of the pass before it (state/own-writes.ts): a
- * healthy watch delivers them within milliseconds; after this, the pass decides on the caches as they are.
+ * How often a pass that waits for the caches to show the writes of the pass before it looks again
+ * (state/own-writes.ts): a healthy watch delivers them within milliseconds, and its event queues the pool at once.
  */
-export const OWN_WRITES_MAX_WAIT_MS = 10_000;
+export const OWN_WRITES_RECHECK_MS = 10_000;
 /** The start-up sweep's writes, which every pool's first pass waits for. */
 const SWEEP = '';
 
@@ -86,7 +86,7 @@ export class RotationReconciler {
   private readonly ownWrites: OwnWrites;
 
   constructor(private readonly o: RotationReconcilerOptions) {
-    this.ownWrites = new OwnWrites(o.clock, OWN_WRITES_MAX_WAIT_MS);
+    this.ownWrites = new OwnWrites(o.clock, OWN_WRITES_RECHECK_MS);
   }
 
   /**
@@ -117,7 +117,8 @@ export class RotationReconciler {
     }
     const mine = decision.pools.find((p) => p.nodePool === poolName) as PoolDecision;
     try {
-      await this.carryOut(poolName, mine.actions, versions, log.with(activeClaim(mine)), signal);
+      const writing = this.carryOut(poolName, mine.actions, versions, log.with(activeClaim(mine)), signal);
+      if (writing) await writing;
     } catch (e) {
       // An object changed under the decision: nothing was written on stale state. Decide again shortly, once the
       // watch has delivered the change, without the failure backoff (a busy object is not a failing one).
@@ -244,16 +245,29 @@ export class RotationReconciler {
     return out;
   }
 
-  private async carryOut(
+  /**
+   * The actions carried out in order; null, at once, when there are none (an idle pass, a sweep that found
+   * nothing). An idle pass then ends in the turn it began: awaiting even an empty async call would yield, and
+   * its time would take in the decisions of every other pass in flight (four at start-up).
+   */
+  private carryOut(
     /** Whose writes these are: the NodePool, or the sweep. */
     key: string,
     actions: readonly Action[],
     versions: Map<string, string>,
     log: Logger,
     signal: AbortSignal,
+  ): Promise<void> | null {
+    return actions.length === 0 ? null : this.perform(key, actions, versions, log, signal);
+  }
+
+  private async perform(
+    key: string,
+    actions: readonly Action[],
+    versions: Map<string, string>,
+    log: Logger,
+    signal: AbortSignal,
   ): Promise<void> {
-    // Nothing to do (an idle pass, a sweep that found nothing): return at once.
-    if (actions.length === 0) return;
     const deps = executorDeps({
       client: this.o.client,
       namespace: this.o.namespace,

@@ -2,9 +2,14 @@
 // watch events arrive, and a pass decided on a cache that does not show them yet would act on the state it has
 // just changed (create a placeholder it created a moment ago, cordon again, delete a claim it has deleted). So
 // each key (a NodePool) remembers, per cache, the latest version its last pass's writes were answered with, and
-// its next pass waits until each cache has reached it (KEP-5504's ordering of versions), for a bounded time:
-// after that (a watch that lags or broke) it proceeds as before, every write still conditioned on what it read.
-// client-go's controllers keep "expectations" of creates and deletes for the same reason.
+// its next pass waits until each cache has reached it (KEP-5504's ordering of versions). Without a time bound:
+// a pass that went ahead on a lagging watch could judge one object by a stale copy of another — a claim still
+// "failed" in the cache after our own retry made it pending — and the precondition of the write it then makes
+// (releasing the NodePool's anchor) is on the NodePool, which is current, so nothing stops the second rotation
+// that follows (seed 200268 of the simulation, with a 58 s watch stall). Waiting is safe (a pool that does
+// nothing is left to Karpenter's own expiry) and live: a stalled or broken watch ends within its timeout and
+// the reflector resumes or relists. client-go's controllers keep "expectations" of creates and deletes for the
+// same reason.
 import { compareResourceVersion } from '../../runtime/kube/resource-version.js';
 import type { Clock } from '../../runtime/queue/clock.js';
 
@@ -24,8 +29,8 @@ export class OwnWrites {
 
   constructor(
     private readonly clock: Clock,
-    /** The longest a pass waits for its caches after the last write of the one before. */
-    private readonly maxWaitMs: number,
+    /** How often a waiting key looks again (its caches' watch events queue it at once besides). */
+    private readonly recheckMs: number,
   ) {}
 
   /** A write of `key`'s pass was answered with `resourceVersion`, which `cache` will show once its watch has it. */
@@ -39,19 +44,18 @@ export class OwnWrites {
   }
 
   /**
-   * null when `key`'s caches show every write of its last pass (or it has waited long enough); otherwise the
-   * wall-clock instant at which to stop waiting.
+   * null when `key`'s caches show every write of its last pass; otherwise the wall-clock instant at which to
+   * look again.
    */
   waitUntil(key: string): number | null {
     const p = this.pending.get(key);
     if (!p) return null;
     for (const [cache, rv] of p.versions) if (cache.caughtUpTo(rv)) p.versions.delete(cache);
-    const left = p.at + this.maxWaitMs - this.clock.mono();
-    if (p.versions.size === 0 || left <= 0) {
+    if (p.versions.size === 0) {
       this.pending.delete(key);
       return null;
     }
-    return this.clock.now() + left;
+    return this.clock.now() + this.recheckMs;
   }
 
   forget(key: string): void {

@@ -91,6 +91,34 @@ describe('the scheduler', () => {
     expect(server.writes.map((w) => `${w.actor} ${w.verb} ${w.name}`)).toEqual(['p create n']);
   });
 
+  it('a stalled watch stays open and silent for 12–60 s after an event, then delivers the rest in order', async () => {
+    const s = new Scheduler(Rng.of(1), 0);
+    const server = new ApiServer({ now: () => s.now, random: Rng.of(2).next });
+    const t = new SimTransport(server, s, Rng.of(3), 'p', () => ({ ...NO_FAULTS, stalls: 1 }));
+    const seen: { name: string; at: number }[] = [];
+    const stop = new AbortController();
+    const watching = t.watch(
+      '/api/v1/nodes',
+      {},
+      (_type, o) => {
+        seen.push({ name: (o.metadata as { name: string }).name, at: s.now });
+      },
+      stop.signal,
+    );
+    for (const name of ['a', 'b', 'c'])
+      server.handle('admin', { method: 'POST', path: '/api/v1/nodes', body: { metadata: { name } } });
+    while (seen.length < 3 && s.step()) {
+      /* run until all three arrive */
+    }
+    stop.abort();
+    await watching;
+    expect(seen.map((e) => e.name)).toEqual(['a', 'b', 'c']);
+    for (const [i, gap] of [seen[1]!.at - seen[0]!.at, seen[2]!.at - seen[1]!.at].entries()) {
+      expect(gap, `gap ${i}`).toBeGreaterThanOrEqual(12_000);
+      expect(gap, `gap ${i}`).toBeLessThanOrEqual(60_020);
+    }
+  });
+
   it('drops the tasks and timers of a killed process', () => {
     const s = new Scheduler(Rng.of(1), 0);
     const seen: string[] = [];
