@@ -2,7 +2,9 @@
 // its reconciler — a NodePool to the rotation reconciler (rotation/), through the work queue; a RotationPolicy's
 // status to the status reconciler (status/), which runs a queue of its own. This file is only the wiring: the
 // caches (caches.ts) to the queue, the queue to the reconcilers, the start-up sweep's retries and the resync.
+import { prepareValidators } from '../src/api/validate.js';
 import type { RotationPolicy } from '../src/generated/api-types.js';
+import { prepareZones } from '../src/schedule/zone.js';
 import { sameJson } from '../src/util/canonical.js';
 import type { KubeApi } from '../runtime/kube/client.js';
 import type { ReflectorHealth } from '../runtime/kube/reflector.js';
@@ -67,10 +69,22 @@ export class Controller {
     this.wire();
   }
 
-  /** Starts the watches; resolves when every cache has synced. */
+  /**
+   * Starts the watches; resolves when every cache has synced. Meanwhile, the one-time work the first passes
+   * would otherwise pay: the RotationPolicy schema compiled while the lists stream in, and once the policies
+   * are known, their windows' time zones loaded.
+   */
   async sync(): Promise<void> {
     const c = this.caches;
-    await c.sync();
+    const syncing = c.sync();
+    prepareValidators(['rotationPolicy']);
+    await syncing;
+    // Any policy, valid or not (the engine judges them): only what is a zone's name is loaded.
+    const zones = c.policies.list().flatMap((p) => {
+      const windows: unknown = (p as { spec?: { maintenanceWindows?: unknown } }).spec?.maintenanceWindows;
+      return Array.isArray(windows) ? windows.map((w) => (w as { timezone?: unknown } | null)?.timezone) : [];
+    });
+    prepareZones(zones, this.o.clock.now());
     this.o.log.info('caches synced', {
       rotationpolicies: c.policies.size,
       nodepools: c.nodePools.size,

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { NODE, pick, POD, type Shape } from './shape.js';
+import { Canon, NODE, pick, POD, shared, type Shape } from './shape.js';
 
 describe('pick', () => {
   it.each([
@@ -36,37 +36,60 @@ describe('pick', () => {
   });
 
   it('keeps a value named whole by reference', () => {
-    const labels = { a: '1' };
-    const got = pick({ metadata: { labels } }, POD) as { metadata: { labels: object } };
-    expect(got.metadata.labels).toBe(labels);
+    const tolerations = [{ key: 'a' }];
+    const got = pick({ spec: { tolerations } }, POD) as { spec: { tolerations: object } };
+    expect(got.spec.tolerations).toBe(tolerations);
   });
 
-  it('gives a part of its input: what it keeps is the input’s at the same path, under keys the shape names', () => {
-    const json = fc.jsonValue({ maxDepth: 4 });
-    const shapeArb: fc.Arbitrary<Shape> = fc.letrec<{ s: Shape }>((tie) => ({
-      s: fc.oneof(
-        { depthSize: 'small' },
-        fc.constant(true as const),
-        fc.tuple(tie('s')),
-        fc.dictionary(fc.constantFrom('a', 'b', 'c'), tie('s'), { maxKeys: 3 }),
-      ),
-    })).s;
-    const within = (got: unknown, value: unknown, shape: Shape): void => {
-      if (got === undefined) return; // left out: absent, or not of the shape's type
-      if (shape === true || got === null) return expect(got).toBe(value);
-      if (Array.isArray(shape)) {
-        expect(Array.isArray(got) && Array.isArray(value)).toBe(true);
-        (got as unknown[]).forEach((g, i) => within(g, (value as unknown[])[i], shape[0] as Shape));
-        return;
-      }
-      for (const [k, g] of Object.entries(got)) {
-        expect(Object.keys(shape)).toContain(k);
-        within(g, (value as Record<string, unknown>)[k], (shape as Record<string, Shape>)[k]!);
-      }
-    };
+  it('keeps a shared part as a canonical copy: equal parts of two objects are one frozen value', () => {
+    const decode = (): unknown => JSON.parse(JSON.stringify({ metadata: { labels: { pool: 'p', zone: 'z' } } }));
+    const a = Object.freeze(decode()) as { metadata: { labels: Record<string, string> } };
+    const got = pick(a, POD) as { metadata: { labels: Record<string, string> } };
+    expect(got.metadata.labels).toEqual({ pool: 'p', zone: 'z' });
+    expect(got.metadata.labels).not.toBe(a.metadata.labels);
+    expect(Object.isFrozen(got.metadata.labels)).toBe(true);
+    const again = pick(decode(), { metadata: { labels: shared() } }) as typeof got;
+    expect(again.metadata.labels).toBe(got.metadata.labels);
+  });
+});
+
+describe('Canon', () => {
+  const canonical = (v: unknown, c = new Canon({ strings: 64, values: 64 }, 16)): unknown => c.of(v);
+
+  it('gives one value for equal values, and shares the equal parts of values that differ', () => {
+    const c = new Canon();
+    const a = c.of(JSON.parse('[{"k":"zone","v":["a"]},{"k":"pool","v":["p1"]}]')) as object[];
+    const b = c.of(JSON.parse('[{"k":"zone","v":["a"]},{"k":"pool","v":["p2"]}]')) as object[];
+    expect(a).not.toBe(b);
+    expect(a[0]).toBe(b[0]);
+    expect(c.of(JSON.parse(JSON.stringify(a)))).toBe(a);
+  });
+
+  it('starts new tables when full, so values no object holds do not pile up; long strings are not kept', () => {
+    const c = new Canon({ strings: 3, values: 3 }, 4);
+    for (const s of ['a', 'b', 'c', 'd', 'e']) c.of(s);
+    expect(c.size.strings).toBe(2);
+    c.of('x'.repeat(5));
+    expect(c.size.strings).toBe(2);
+  });
+
+  it('gives an equal copy, deeply frozen, never its input or a part of it (the input may be frozen)', () => {
     fc.assert(
-      fc.property(json, shapeArb, (value, shape) => {
-        within(pick(value, shape), value, shape);
+      fc.property(fc.jsonValue({ maxDepth: 4 }), (v) => {
+        const got = canonical(v);
+        expect(got).toEqual(v);
+        const objects = (x: unknown, out: Set<unknown>): Set<unknown> => {
+          if (x !== null && typeof x === 'object') {
+            out.add(x);
+            for (const y of Object.values(x)) objects(y, out);
+          }
+          return out;
+        };
+        const mine = objects(v, new Set());
+        for (const o of objects(got, new Set())) {
+          expect(mine.has(o)).toBe(false);
+          expect(Object.isFrozen(o)).toBe(true);
+        }
       }),
     );
   });

@@ -1,10 +1,123 @@
 // What the controller keeps of each object it watches: exactly the fields the engine reads (the types in
 // src/kube/types.ts and src/karpenter/types.ts), nothing else. A Node's images list, a Pod's volumes and env,
 // every object's managedFields never reach memory past the watch decoder, which is what keeps the
-// controller's footprint flat as the fleet grows.
+// controller's footprint flat as the fleet grows. And what thousands of objects repeat — label maps, a pool's
+// requirements, quantities, condition types and reasons, the same second's timestamps — is kept once
+// (`shared`): the JSON decoder makes a new copy of each in every object, which was most of a cached
+// NodeClaim's bytes.
 
-/** true: keep the value whole; an object: keep those keys, recursively; [shape]: a list of that shape. */
-export type Shape = true | { readonly [key: string]: Shape } | readonly [Shape];
+import { NODEPOOL_LABEL } from '../../src/karpenter/types.js';
+
+/** A part kept as `inner` says and then made canonical (Canon): equal values in every cache are one value. */
+export class Shared {
+  constructor(readonly inner: Shape) {}
+}
+
+/** The part kept as `inner` says (whole by default), canonical. */
+export const shared = (inner: Shape = true): Shared => new Shared(inner);
+
+/**
+ * true: keep the value whole; shared(…): keep it as its inner shape says, canonical; an object: keep those
+ * keys, recursively; [shape]: a list of that shape.
+ */
+export type Shape = true | Shared | { readonly [key: string]: Shape } | readonly [Shape];
+
+/**
+ * A bounded table. When full, a new one starts: what it handed out stays shared by the objects holding it, and
+ * values still in use are met again and kept in the new table, so values no object holds any more (a deleted
+ * claim's timestamps, a Node's hostname) never pile up.
+ */
+class Table<K, T> {
+  private map = new Map<K, T>();
+
+  constructor(private readonly limit: number) {}
+
+  get(key: K): T | undefined {
+    return this.map.get(key);
+  }
+
+  put(key: K, value: T): T {
+    if (this.map.size >= this.limit) this.map = new Map();
+    this.map.set(key, value);
+    return value;
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+}
+
+/**
+ * Canonical JSON values: equal strings are one string, equal objects and lists one frozen object or list (so
+ * nothing can change a value many objects hold). A value's parts are made canonical before it, so a list that
+ * differs in one member shares the others, and two values are equal when their members are the same in the same
+ * order. Objects and lists are found by a hash of their text, which is not kept (a Node's unique label map would
+ * cost its text again). Long strings are copied but not kept: they are seldom repeated.
+ */
+export class Canon {
+  private readonly strings: Table<string, string>;
+  private readonly values: Table<number, object>;
+
+  constructor(
+    limits: { strings?: number; values?: number } = {},
+    private readonly maxText = 256,
+  ) {
+    this.strings = new Table(limits.strings ?? 16_384);
+    this.values = new Table(limits.values ?? 8_192);
+  }
+
+  /** `value`'s canonical equal; never `value` itself when it is an object or a list (it may be frozen). */
+  of(value: unknown): unknown {
+    if (typeof value === 'string') {
+      if (value.length > this.maxText) return value;
+      return this.strings.get(value) ?? this.strings.put(value, value);
+    }
+    if (value === null || typeof value !== 'object') return value;
+    let copy: object;
+    if (Array.isArray(value)) copy = value.map((v) => this.of(v));
+    else {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(value)) {
+        // A key "__proto__" (valid JSON) must stay a key, not set the copy's prototype.
+        if (k === '__proto__') Object.defineProperty(out, k, { value: this.of(v), enumerable: true, writable: true });
+        else out[k] = this.of(v);
+      }
+      copy = out;
+    }
+    Object.freeze(copy);
+    const hash = fnv1a(JSON.stringify(copy));
+    const had = this.values.get(hash);
+    if (had !== undefined && sameMembers(had, copy)) return had;
+    return this.values.put(hash, copy);
+  }
+
+  get size(): { strings: number; values: number } {
+    return { strings: this.strings.size, values: this.values.size };
+  }
+}
+
+/** The same members (canonical already: one value each) under the same keys in the same order. */
+function sameMembers(a: object, b: object): boolean {
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i] as string;
+    if (k !== kb[i] || (a as Record<string, unknown>)[k] !== (b as Record<string, unknown>)[k]) return false;
+  }
+  return true;
+}
+
+/** 32-bit FNV-1a of a string's UTF-16 code units. */
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/** The tables every cache shares. */
+const canon = new Canon();
 
 type Picker = (value: unknown) => unknown;
 const whole: Picker = (v) => v;
@@ -15,7 +128,13 @@ function picker(shape: Shape): Picker {
   if (shape === true) return whole;
   let f = pickers.get(shape);
   if (f) return f;
-  if (Array.isArray(shape)) {
+  if (shape instanceof Shared) {
+    const inner = picker(shape.inner);
+    f = (v) => {
+      const x = inner(v);
+      return x === undefined ? x : canon.of(x);
+    };
+  } else if (Array.isArray(shape)) {
     const each = picker(shape[0] as Shape);
     f = (v) => (v === null || v === undefined ? v : Array.isArray(v) ? v.map(each) : undefined);
   } else {
@@ -43,26 +162,29 @@ export function pick(value: unknown, shape: Shape): unknown {
   return picker(shape)(value);
 }
 
+const S = shared();
+// Shared: what many objects repeat. Kept as decoded: what each object has alone (names, UIDs, versions).
 const META: Shape = {
   name: true,
-  namespace: true,
+  namespace: S,
   uid: true,
-  labels: true,
-  annotations: true,
-  creationTimestamp: true,
+  labels: S,
+  annotations: S,
+  creationTimestamp: S,
   deletionTimestamp: true,
   resourceVersion: true,
   generation: true,
-  ownerReferences: [{ apiVersion: true, kind: true, name: true, uid: true, controller: true }],
+  ownerReferences: shared([{ apiVersion: true, kind: true, name: true, uid: true, controller: true }]),
 };
 
-const REQUIREMENTS: Shape = [{ key: true, operator: true, values: true, minValues: true }];
-const TAINTS: Shape = [{ key: true, value: true, effect: true }];
-const CONDITIONS: Shape = [{ type: true, status: true, reason: true, lastTransitionTime: true }];
+const REQUIREMENTS: Shape = shared([{ key: true, operator: true, values: true, minValues: true }]);
+const TAINTS: Shape = shared([{ key: true, value: true, effect: true }]);
+/** What a condition is read for: whether the object is Ready (src/kube/types.ts, isReady). */
+const READY: Shape = { type: true, status: true };
 
 export const NODEPOOL: Shape = {
-  apiVersion: true,
-  kind: true,
+  apiVersion: S,
+  kind: S,
   metadata: META,
   spec: {
     template: {
@@ -83,36 +205,39 @@ export const NODEPOOL: Shape = {
   status: { nodes: true, resources: true },
 };
 
+// A NodeClaim's labels are read for its NodePool alone (the engine places a surge by the Node's labels), and its
+// conditions for whether it is Ready: kept to that, its labels and conditions (a hostname, launch times to the
+// millisecond) are the same for a pool's claims, and so is its spec — each one value for them all.
 export const NODECLAIM: Shape = {
-  apiVersion: true,
-  kind: true,
-  metadata: META,
-  spec: {
+  apiVersion: S,
+  kind: S,
+  metadata: { ...META, labels: shared({ [NODEPOOL_LABEL]: true }) },
+  spec: shared({
     expireAfter: true,
     terminationGracePeriod: true,
-    requirements: REQUIREMENTS,
-    taints: TAINTS,
+    requirements: [{ key: true, operator: true, values: true, minValues: true }],
+    taints: [{ key: true, value: true, effect: true }],
     nodeClassRef: true,
-  },
-  status: { nodeName: true, providerID: true, capacity: true, allocatable: true, conditions: CONDITIONS },
+  }),
+  status: { nodeName: true, providerID: true, capacity: S, allocatable: S, conditions: shared([READY]) },
 };
 
 export const NODE: Shape = {
-  apiVersion: true,
-  kind: true,
+  apiVersion: S,
+  kind: S,
   metadata: META,
   spec: { providerID: true, unschedulable: true, taints: TAINTS },
   // Only type and status of a Node's conditions: their heartbeat times change every few seconds and would make
   // every status update look like a change.
-  status: { conditions: [{ type: true, status: true }], allocatable: true },
+  status: { conditions: shared([READY]), allocatable: S },
 };
 
 const CONTAINER: Shape = { name: true, image: true, resources: { requests: true, limits: true } };
 const TERM: Shape = { matchExpressions: [{ key: true, operator: true, values: true }] };
 
 export const POD: Shape = {
-  apiVersion: true,
-  kind: true,
+  apiVersion: S,
+  kind: S,
   metadata: META,
   spec: {
     nodeName: true,
@@ -135,8 +260,8 @@ export const POD: Shape = {
 };
 
 export const ROTATIONPOLICY: Shape = {
-  apiVersion: true,
-  kind: true,
+  apiVersion: S,
+  kind: S,
   metadata: META,
   spec: true,
   // All of it: the controller writes the status only when it differs from this copy, so a field left out here

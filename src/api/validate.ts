@@ -265,6 +265,15 @@ function dedupe(errors: FieldError[]): FieldError[] {
 
 export type SchemaName = keyof typeof schemaIds;
 
+/**
+ * Compiles the validators of `names` now rather than at their first use. A long-running process (the
+ * controller) calls it while its caches sync, so that compiling the schema (a tenth of a second) is part of its
+ * start and not of its first pass.
+ */
+export function prepareValidators(names: readonly SchemaName[]): void {
+  for (const n of names) validator(schemaIds[n]);
+}
+
 export function validateAgainst(name: SchemaName, doc: unknown): FieldError[] {
   const fn = validator(schemaIds[name]);
   if (fn(doc)) return [];

@@ -48,6 +48,15 @@ export function offsetMinutes(zoneName: string, epochMs: number): number {
   return offsets.get(`${zoneName}|${bucket}`, () => zone(zoneName).offset(bucket * QUARTER_MS));
 }
 
+/**
+ * Loads each valid zone of `names` and its offset at `epochMs`: the first use of a zone goes through ICU's
+ * data and Intl's formatter (milliseconds each, tens for the first zone of a process), which a long-running
+ * process would rather pay at its start than in its first decisions. Unknown names are left for validation.
+ */
+export function prepareZones(names: Iterable<unknown>, epochMs: number): void {
+  for (const n of new Set(names)) if (typeof n === 'string' && isValidTimezone(n)) offsetMinutes(n, epochMs);
+}
+
 const HOUR_MS = 3_600_000;
 
 /**
