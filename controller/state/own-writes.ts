@@ -18,14 +18,9 @@ export interface Follows {
   caughtUpTo(resourceVersion: string): boolean;
 }
 
-interface Pending {
-  /** Monotonic ms of the last write. */
-  at: number;
-  versions: Map<Follows, string>;
-}
-
 export class OwnWrites {
-  private readonly pending = new Map<string, Pending>();
+  /** Per key, the version each cache it wrote to must reach. */
+  private readonly pending = new Map<string, Map<Follows, string>>();
 
   constructor(
     private readonly clock: Clock,
@@ -35,12 +30,11 @@ export class OwnWrites {
 
   /** A write of `key`'s pass was answered with `resourceVersion`, which `cache` will show once its watch has it. */
   wrote(key: string, cache: Follows, resourceVersion: string): void {
-    let p = this.pending.get(key);
-    if (!p) this.pending.set(key, (p = { at: 0, versions: new Map() }));
-    p.at = this.clock.mono();
-    const before = p.versions.get(cache);
+    let versions = this.pending.get(key);
+    if (!versions) this.pending.set(key, (versions = new Map<Follows, string>()));
+    const before = versions.get(cache);
     if (before === undefined || (compareResourceVersion(resourceVersion, before) ?? 1) > 0)
-      p.versions.set(cache, resourceVersion);
+      versions.set(cache, resourceVersion);
   }
 
   /**
@@ -48,10 +42,10 @@ export class OwnWrites {
    * look again.
    */
   waitUntil(key: string): number | null {
-    const p = this.pending.get(key);
-    if (!p) return null;
-    for (const [cache, rv] of p.versions) if (cache.caughtUpTo(rv)) p.versions.delete(cache);
-    if (p.versions.size === 0) {
+    const versions = this.pending.get(key);
+    if (!versions) return null;
+    for (const [cache, rv] of versions) if (cache.caughtUpTo(rv)) versions.delete(cache);
+    if (versions.size === 0) {
       this.pending.delete(key);
       return null;
     }

@@ -7,6 +7,7 @@
 // NodeClaim's bytes.
 
 import { NODEPOOL_LABEL } from '../../src/karpenter/types.js';
+import { boundedCache, type BoundedCache } from '../../src/util/bounded-cache.js';
 
 /** A part kept as `inner` says and then made canonical (Canon): equal values in every cache are one value. */
 export class Shared {
@@ -23,54 +24,30 @@ export const shared = (inner: Shape = true): Shared => new Shared(inner);
 export type Shape = true | Shared | { readonly [key: string]: Shape } | readonly [Shape];
 
 /**
- * A bounded table. When full, a new one starts: what it handed out stays shared by the objects holding it, and
- * values still in use are met again and kept in the new table, so values no object holds any more (a deleted
- * claim's timestamps, a Node's hostname) never pile up.
- */
-class Table<K, T> {
-  private map = new Map<K, T>();
-
-  constructor(private readonly limit: number) {}
-
-  get(key: K): T | undefined {
-    return this.map.get(key);
-  }
-
-  put(key: K, value: T): T {
-    if (this.map.size >= this.limit) this.map = new Map();
-    this.map.set(key, value);
-    return value;
-  }
-
-  get size(): number {
-    return this.map.size;
-  }
-}
-
-/**
  * Canonical JSON values: equal strings are one string, equal objects and lists one frozen object or list (so
  * nothing can change a value many objects hold). A value's parts are made canonical before it, so a list that
  * differs in one member shares the others, and two values are equal when their members are the same in the same
  * order. Objects and lists are found by a hash of their text, which is not kept (a Node's unique label map would
- * cost its text again). Long strings are copied but not kept: they are seldom repeated.
+ * cost its text again). Both tables are the code base's bounded caches (least recently used out first), so
+ * values no object holds any more (a deleted claim's timestamps, a Node's hostname) do not pile up; eviction only
+ * costs sharing, never an equal value. Long strings are copied but not kept: they are seldom repeated.
  */
 export class Canon {
-  private readonly strings: Table<string, string>;
-  private readonly values: Table<number, object>;
+  private readonly strings: BoundedCache<string, string>;
+  private readonly values: BoundedCache<number, object>;
 
   constructor(
     limits: { strings?: number; values?: number } = {},
     private readonly maxText = 256,
   ) {
-    this.strings = new Table(limits.strings ?? 16_384);
-    this.values = new Table(limits.values ?? 8_192);
+    this.strings = boundedCache(limits.strings ?? 16_384);
+    this.values = boundedCache(limits.values ?? 8_192);
   }
 
   /** `value`'s canonical equal; never `value` itself when it is an object or a list (it may be frozen). */
   of(value: unknown): unknown {
     if (typeof value === 'string') {
-      if (value.length > this.maxText) return value;
-      return this.strings.get(value) ?? this.strings.put(value, value);
+      return value.length > this.maxText ? value : this.strings.get(value, (v) => v);
     }
     if (value === null || typeof value !== 'object') return value;
     let copy: object;
@@ -85,10 +62,9 @@ export class Canon {
       copy = out;
     }
     Object.freeze(copy);
-    const hash = fnv1a(JSON.stringify(copy));
-    const had = this.values.get(hash);
-    if (had !== undefined && sameMembers(had, copy)) return had;
-    return this.values.put(hash, copy);
+    const had = this.values.get(fnv1a(JSON.stringify(copy)), () => copy);
+    // Another value under the same hash: this one stays a copy of its own.
+    return had === copy || sameMembers(had, copy) ? had : copy;
   }
 
   get size(): { strings: number; values: number } {
