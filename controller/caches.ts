@@ -76,6 +76,16 @@ export class Caches {
     await Promise.allSettled(this.watching);
   }
 
+  /**
+   * Of the caches of what the rotation writes (NodePools, NodeClaims, Nodes, placeholders), those that do not yet
+   * show their resource at `resourceVersion` (Reflector.caughtUpTo), by name.
+   */
+  behind(resourceVersion: string): string[] {
+    return [this.nodePools, this.nodeClaims, this.nodes, this.placeholders]
+      .filter((r) => !r.caughtUpTo(resourceVersion))
+      .map((r) => r.health().name);
+  }
+
   get stopped(): boolean {
     return this.abort.signal.aborted;
   }

@@ -1,9 +1,10 @@
 // Controller.startWorking under the leadership fence: leadership that lapsed before the work started, or during
-// the start-up sweep, starts nothing (no pass, no queue, no resync timer). The client is a scripted one: lists
-// answer from fixed objects, watches wait until stopped, writes are recorded, and its fence is a flag.
+// the start-up sweep, starts nothing (no pass, no queue, no resync timer); a new leader acts only once its caches
+// show the resources at its Lease write. The client is a scripted one: lists answer from fixed objects, watches
+// wait until stopped (or pass on a bookmark), writes are recorded, and its fence is a flag.
 import { describe, expect, it } from 'vitest';
 import { A } from '../src/engine/annotations.js';
-import { Controller } from './controller.js';
+import { CATCH_UP_RECHECK_MS, Controller } from './controller.js';
 import { PATHS } from './execute/executor.js';
 import type { Json, KubeApi, Query, RequestOptions } from '../runtime/kube/client.js';
 import { jsonLogger } from './log.js';
@@ -18,7 +19,13 @@ class ScriptedApi implements KubeApi {
   /** The fence goes down once this many writes have been sent (leadership lapses during the sweep). */
   downAfterWrites = Infinity;
   private writes = 0;
+  private readonly watchers = new Map<string, (type: string, object: Json) => void>();
   constructor(private readonly lists: Record<string, Json[]>) {}
+
+  /** A BOOKMARK at `resourceVersion` on the open watch of each of `paths`. */
+  bookmark(resourceVersion: string, paths: readonly string[]): void {
+    for (const p of paths) this.watchers.get(p)?.('BOOKMARK', { metadata: { resourceVersion } });
+  }
 
   fenceUp(): boolean {
     return this.up;
@@ -40,6 +47,7 @@ class ScriptedApi implements KubeApi {
       const end = { 'k8s.io/initial-events-end': 'true' };
       onEvent('BOOKMARK', { metadata: { resourceVersion: '1', annotations: end } });
     }
+    this.watchers.set(path, onEvent);
     return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
   }
 }
@@ -56,6 +64,33 @@ const world = (): Record<string, Json[]> => ({
     },
   ],
 });
+
+const controllerOn = (api: ScriptedApi, clock: ManualClock): Controller =>
+  new Controller({
+    client: api,
+    clock,
+    log: jsonLogger('error', () => undefined),
+    metrics: new ControllerMetrics(),
+    namespace: NS,
+    identity: 'me',
+    placeholderImage: 'registry.k8s.io/pause:3.10',
+    priorityClass: 'noderotation-placeholder',
+    concurrency: 1,
+    resyncMs: 600_000,
+  });
+
+const settle = () => new Promise<void>((r) => setImmediate(r));
+
+/** A controller whose caches synced on `world()`, and the writes it sends from then on. */
+async function synced() {
+  const api = new ScriptedApi(world());
+  const clock = new ManualClock(1_700_000_000_000);
+  const controller = controllerOn(api, clock);
+  await controller.sync();
+  const listed = api.requests.length;
+  const writes = () => api.requests.slice(listed).filter((r) => !r.startsWith('GET '));
+  return { api, clock, controller, writes };
+}
 
 describe('Controller.startWorking under the leadership fence', () => {
   it.each([
@@ -80,30 +115,49 @@ describe('Controller.startWorking under the leadership fence', () => {
       writes: [`DELETE ${PATHS.of('Pod', NS)}/stale`],
       started: false,
     },
-  ])('$reason', async ({ up, downAfterWrites, writes, started }) => {
-    const api = new ScriptedApi(world());
+  ])('$reason', async ({ up, downAfterWrites, writes: want, started }) => {
+    const { api, clock, controller, writes } = await synced();
     api.up = up;
     api.downAfterWrites = downAfterWrites;
-    const clock = new ManualClock(1_700_000_000_000);
-    const controller = new Controller({
-      client: api,
-      clock,
-      log: jsonLogger('error', () => undefined),
-      metrics: new ControllerMetrics(),
-      namespace: NS,
-      identity: 'me',
-      placeholderImage: 'registry.k8s.io/pause:3.10',
-      priorityClass: 'noderotation-placeholder',
-      concurrency: 1,
-      resyncMs: 600_000,
-    });
-    await controller.sync();
-    const listed = api.requests.length;
     await controller.startWorking();
-    const after = api.requests.slice(listed);
-    expect(after.filter((r) => !r.startsWith('GET '))).toEqual(writes);
+    expect(writes()).toEqual(want);
     // A started queue arms the resync timer at once; a pass of the pool would follow.
     expect(clock.pending > 0).toBe(started);
+    await controller.stop();
+  });
+});
+
+describe('a new leader acts on caches that show its Lease write', () => {
+  it('writes nothing until every cache of what it writes is at or past the Lease write; then sweeps', async () => {
+    const { api, clock, controller, writes } = await synced();
+    let done = false;
+    const working = controller.startWorking('5').then(() => (done = true));
+    const tick = async (ms: number) => {
+      clock.advance(ms);
+      await settle();
+    };
+    await tick(30_000);
+    // Three of the four caches have seen a later version; the Nodes' has not: still nothing.
+    api.bookmark('6', [PATHS.of('NodePool'), PATHS.of('NodeClaim'), PATHS.of('Pod', NS)]);
+    await tick(30_000);
+    expect({ writes: writes(), done }).toEqual({ writes: [], done: false });
+    api.bookmark('5', [PATHS.of('Node')]);
+    await tick(CATCH_UP_RECHECK_MS);
+    await working;
+    expect(writes()).toEqual([`DELETE ${PATHS.of('Pod', NS)}/stale`]);
+    await controller.stop();
+  });
+
+  it('leadership lost while waiting: nothing written, nothing started', async () => {
+    const { api, clock, controller, writes } = await synced();
+    const working = controller.startWorking('5');
+    clock.advance(CATCH_UP_RECHECK_MS);
+    await settle();
+    api.up = false;
+    clock.advance(CATCH_UP_RECHECK_MS);
+    await working;
+    expect(writes()).toEqual([]);
+    expect(clock.pending).toBe(0);
     await controller.stop();
   });
 });

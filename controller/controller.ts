@@ -34,6 +34,12 @@ export interface ControllerOptions {
   resyncMs: number;
 }
 
+/** What a new leader logs while its caches do not yet show the resources at its Lease write. */
+export const CATCHING_UP = "waiting for the caches to show the previous leader's writes";
+
+/** How often a new leader looks again whether its caches show the resources at its Lease write. */
+export const CATCH_UP_RECHECK_MS = 1_000;
+
 /** How long a stopping controller waits for its queued Events. */
 const EVENTS_FLUSH_MS = 3_000;
 
@@ -97,10 +103,14 @@ export class Controller {
     return this.caches.health();
   }
 
-  /** Begins acting (the leader, or the only replica): the start-up sweep, then a pass of every NodePool. */
-  async startWorking(): Promise<void> {
+  /**
+   * Begins acting (the leader, or the only replica): once the caches show the resources at `since` (the Lease
+   * write leadership began with), the start-up sweep, then a pass of every NodePool.
+   */
+  async startWorking(since?: string): Promise<void> {
     // Leadership may have lapsed before (or during the sweep): a fenced client's check ends it; nothing starts.
     if (!this.o.client.fenceUp()) return;
+    if (since && !(await this.caughtUp(since))) return;
     await this.runSweep();
     if (!this.o.client.fenceUp()) return;
     this.queue = new WorkQueue({
@@ -158,6 +168,27 @@ export class Controller {
       this.enqueue([key]);
     });
     c.onPools((pools) => this.enqueue(pools));
+  }
+
+  /**
+   * Waits until every cache shows the resources at `since`; false when leadership or the caches ended first.
+   * A standby's caches may lag the previous leader's last writes (a stalled watch): a sweep or a pass on them
+   * would end a rotation without seeing all its marks, or find marks stale that an anchor it cannot see yet
+   * still owns. A cache of a resource that did not change catches up by the apiserver's next bookmark (about one
+   * a minute: k8s.io/apiserver's cacher), so a takeover usually waits up to a minute; a watch that keeps being
+   * cut waits until its next list or bookmark. Waiting writes nothing: Karpenter's expiry still applies.
+   */
+  private async caughtUp(since: string): Promise<boolean> {
+    const started = this.o.clock.mono();
+    let behind = this.caches.behind(since);
+    if (behind.length > 0) this.o.log.info(CATCHING_UP, { since, behind });
+    while (behind.length > 0) {
+      await new Promise<void>((resolve) => this.o.clock.after(CATCH_UP_RECHECK_MS, resolve));
+      if (this.caches.stopped || !this.o.client.fenceUp()) return false;
+      behind = this.caches.behind(since);
+      if (behind.length === 0) this.o.log.info('caches caught up', { since, waitedMs: this.o.clock.mono() - started });
+    }
+    return true;
   }
 
   /**

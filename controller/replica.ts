@@ -41,10 +41,11 @@ export function replica(o: ReplicaOptions): Replica {
     controller,
     start() {
       const syncing = controller.sync();
-      const startWork = (): void => {
+      /** `since`: the resourceVersion leadership began at (none without leader election). */
+      const startWork = (since?: string): void => {
         metrics.leader.set(1);
         void syncing
-          .then(() => controller.startWorking())
+          .then(() => controller.startWorking(since))
           .catch((e: unknown) => log.error('could not start working', { error: String(e) }));
       };
       if (!leaderElect) {
@@ -58,9 +59,9 @@ export function replica(o: ReplicaOptions): Replica {
         leaseDurationSeconds: LEASE_DURATION_SECONDS,
         renewDeadlineMs: RENEW_DEADLINE_MS,
         retryPeriodMs: RETRY_PERIOD_MS,
-        onStartedLeading: () => {
-          log.info('became the leader', { identity });
-          startWork();
+        onStartedLeading: (resourceVersion) => {
+          log.info('became the leader', { identity, resourceVersion });
+          startWork(resourceVersion);
         },
         onStoppedLeading: (why) => {
           metrics.leader.set(0);

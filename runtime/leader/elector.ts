@@ -42,7 +42,12 @@ export interface ElectorOptions {
   leaseDurationSeconds: number;
   renewDeadlineMs: number;
   retryPeriodMs: number;
-  onStartedLeading: () => void;
+  /**
+   * Leadership began with the Lease write that answered `resourceVersion`. An earlier leader's fence fell before
+   * the Lease could be taken, so its writes are older (but one already on the wire, which its precondition
+   * guards): caches at or past this version show them.
+   */
+  onStartedLeading: (resourceVersion: string) => void;
   onStoppedLeading: (why: string) => void;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
   /** A fraction in [0, 1) for the candidate's jitter; Math.random when absent (the simulation seeds it). */
@@ -153,7 +158,7 @@ export class LeaderElector {
     );
     if (!this.leading) {
       this.leading = true;
-      this.o.onStartedLeading();
+      this.o.onStartedLeading(this.written?.resourceVersion ?? '');
     }
   }
 

@@ -147,6 +147,8 @@ function jitter(): () => number {
 
 function candidate(identity: string, lease: MemoryLease, clock: ManualClock) {
   const events: string[] = [];
+  /** Per start: the resourceVersion it was told, and the Lease's at that moment. */
+  const starts: { told: string; lease: string | undefined }[] = [];
   const e = new LeaderElector({
     identity,
     store: lease.view(identity),
@@ -155,10 +157,13 @@ function candidate(identity: string, lease: MemoryLease, clock: ManualClock) {
     renewDeadlineMs: 10_000,
     retryPeriodMs: 2_000,
     random: jitter(),
-    onStartedLeading: () => events.push(`start@${clock.now()}`),
+    onStartedLeading: (rv) => {
+      events.push(`start@${clock.now()}`);
+      starts.push({ told: rv, lease: lease.stored?.resourceVersion });
+    },
     onStoppedLeading: () => events.push(`stop@${clock.now()}`),
   });
-  return { e, events };
+  return { e, events, starts };
 }
 
 async function run(clock: ManualClock, ms: number, step = 500): Promise<void> {
@@ -207,6 +212,12 @@ describe('LeaderElector', () => {
       expect(startedAt - cutAt).toBeLessThanOrEqual(15_000 + 2 * 4_400);
       expect(lease.stored?.record?.holder).toBe('b');
       expect(lease.stored?.record?.transitions).toBe(1);
+      // Each leadership begins at the resourceVersion of the write that took the Lease (a's create, b's update),
+      // later than every write of the leader before: what a new leader's caches must show before it acts.
+      expect(a.starts).toEqual([{ told: '1', lease: '1' }]);
+      expect(b.starts).toHaveLength(1);
+      expect(b.starts[0]?.told).toBe(b.starts[0]?.lease);
+      expect(Number(b.starts[0]?.told)).toBeGreaterThan(1);
     },
   );
 

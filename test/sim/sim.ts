@@ -3,6 +3,7 @@
 // first half of the run and stopped for the second, so that every run ends with the liveness check. The
 // invariants are checked after every step; the first violation ends the run.
 import type { Logger } from '../../controller/log.js';
+import { CATCHING_UP } from '../../controller/controller.js';
 import { LEASE_NAME } from '../../runtime/leader/lease-store.js';
 import { ControllerMetrics } from '../../controller/metrics.js';
 import { LEASE_DURATION_SECONDS, replica, type Replica } from '../../controller/replica.js';
@@ -83,6 +84,8 @@ export interface SimResult {
     fenced: number;
     takeovers: number;
     pauses: number;
+    /** New leaders that waited for their caches to show their Lease write before acting. */
+    catchUps: number;
     /** The controller's Events by reason: which paths the run took (RotationCompleted, GovernanceLost, …). */
     reasons: Record<string, number>;
   };
@@ -320,6 +323,7 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
             holderOf(w.before) !== holderOf(w.after),
         ).length,
         pauses,
+        catchUps: log.filter((l) => l.includes(JSON.stringify(CATCHING_UP))).length,
         reasons: reasonsOf(writes),
       },
       trace,
