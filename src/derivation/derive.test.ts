@@ -144,6 +144,21 @@ const cases: {
     expect: ['fatal:InvalidTimezone'],
   },
   {
+    reason: 'Etc/GMT+9 is UTC-09:00 (POSIX sign), seldom what its writer meant',
+    spec: { maintenanceWindows: [{ ...WED_SAT[0], timezone: 'Etc/GMT+9' }] as never },
+    expect: ['warning:MisleadingTimezone'],
+  },
+  {
+    reason: 'EST is a legacy fixed -05:00, not New York',
+    spec: { maintenanceWindows: [WED_SAT[0], { ...WED_SAT[0], timezone: 'EST' }] as never },
+    expect: ['warning:MisleadingTimezone'],
+  },
+  {
+    reason: 'Etc/GMT-0 is UTC whichever the sign: nothing to say',
+    spec: { maintenanceWindows: [{ ...WED_SAT[0], timezone: 'Etc/GMT-0' }] as never },
+    expect: [],
+  },
+  {
     reason: 'arrival above capacity: C·A/P = 10 × 5.9d / 4d ≈ 14 < 15 nodes, while a batch of 15 still fits K·C = 20',
     n: 15,
     expect: ['warning:ThroughputShortfall'],

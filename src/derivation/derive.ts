@@ -10,6 +10,7 @@ import { drainEstimate, provisioningEstimate } from './estimates.js';
 import {
   chancesFindings,
   invalidTimezoneFinding,
+  misleadingTimezoneFindings,
   isValidChances,
   noWindowsFindings,
   surgeSettingFindings,
@@ -102,6 +103,7 @@ function layerOneFindings(input: DerivationInput, terms: PoolTerms): Finding[] {
   const { params: p, pool, windows: w } = input;
   return [
     ...chancesFindings(p.minRotationChances),
+    ...misleadingTimezoneFindings(p),
     ...noWindowsFindings(w),
     ...templateFindings(pool, terms),
     ...surgeSettingFindings(p),

@@ -4,6 +4,7 @@
 import type { NodePool } from '../karpenter/types.js';
 import { ZONE_KEY } from '../policy/defaults.js';
 import { isValidTimezone } from '../schedule/zone.js';
+import { misleadingTimezone } from '../schedule/zone-advice.js';
 import type { WindowFigures } from '../schedule/windows.js';
 import { formatHuman as h } from '../util/duration.js';
 import { finding, type Finding } from './findings.js';
@@ -18,6 +19,14 @@ export function invalidTimezoneFinding(p: PolicyParams): Finding | null {
     `unknown time zone ${badZones.map((z) => `"${z}"`).join(', ')}; ` +
     'use an IANA name such as Asia/Tokyo, Europe/Berlin or UTC.';
   return finding('InvalidTimezone', 'spec.maintenanceWindows', message);
+}
+
+/** Windows whose zone is valid but misleading (misleadingTimezone), one finding each, at the zone's own path. */
+export function misleadingTimezoneFindings(p: PolicyParams): Finding[] {
+  return p.windows.flatMap((w, i) => {
+    const why = misleadingTimezone(w.timezone);
+    return why === null ? [] : [finding('MisleadingTimezone', `spec.maintenanceWindows[${i}].timezone`, why)];
+  });
 }
 
 /** K must be a whole number of windows; K < 1 leaves nothing to derive. */

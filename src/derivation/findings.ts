@@ -20,6 +20,7 @@ export const REASONS = {
   ProvisioningEstimateAboveReadyTimeout: 'warning',
   ZoneRequirementRemoved: 'warning',
   InvalidTimezone: 'fatal',
+  MisleadingTimezone: 'warning',
   // layer 2 — throughput
   ThroughputShortfall: 'warning',
   ThroughputBurstShortfall: 'warning',
