@@ -1,13 +1,18 @@
 // A person at kubectl, at seeded random instants until `until`: cordons and uncordons Nodes, sets and clears
 // `karpenter.sh/do-not-disrupt` on Nodes, NodeClaims and Pods, sets a freeze on a NodePool (valid, for a few
 // minutes, or malformed) and clears it, edits the policy (a readyTimeout change) — each a merge patch, as
-// `kubectl annotate`/`cordon` send them — and deletes the policy and creates it again some minutes later. The
-// invariants protect what this actor sets (S3).
+// `kubectl annotate`/`cordon` send them — and deletes the policy and creates it again some minutes later. It
+// also reacts: a tenth of the controller's writes to a Node, NodeClaim or NodePool draw an edit of the same object
+// (or the claim's Node) — within half a second, as another controller off its watch, or within 15 s, as a person
+// answering the rotation's cordon — which is when an edit races the controller's next write to that object. The invariants protect what this
+// actor sets (S3).
 import type { ApiServer, Obj } from '../apiserver.js';
 import type { Rng, Scheduler } from '../scheduler.js';
 import { CLAIMS, DO_NOT_DISRUPT, NODES, POOLS } from './karpenter.js';
 
 const MERGE = 'application/merge-patch+json';
+/** The controller's writes the operator answers: to Nodes, NodeClaims and NodePools. */
+const REACTS_TO = new Set(['/v1/nodes', 'karpenter.sh/v1/nodeclaims', 'karpenter.sh/v1/nodepools']);
 const POLICIES = '/apis/noderotation.io/v1alpha1/rotationpolicies';
 
 export class Operator {
@@ -20,6 +25,15 @@ export class Operator {
 
   /** Acts every 20 s to 5 virtual minutes until `until`, then takes back what is left of it (for liveness). */
   start(until: number): void {
+    this.server.onCommit((w) => {
+      if (!w.actor.startsWith('controller#') || !w.after || !REACTS_TO.has(w.resource)) return;
+      if (!this.rng.chance(0.1)) return;
+      // Half answer as another controller would, off its watch within milliseconds; half as a person.
+      const delay = this.rng.chance(0.5) ? this.rng.int(5, 500) : this.rng.int(500, 15_000);
+      if (this.sched.now + delay >= until) return;
+      const target = { resource: w.resource, name: w.name };
+      this.sched.add('world', `operator: answers a write to ${w.name}`, delay, () => this.answer(target));
+    });
     const next = (): void => {
       const delay = this.rng.int(20_000, 300_000);
       if (this.sched.now + delay >= until) {
@@ -80,6 +94,38 @@ export class Operator {
       const cordoned = (now.spec as { unschedulable?: boolean } | undefined)?.unschedulable === true;
       if (w.resource === '/v1/nodes' && cordoned && a['noderotation.io/cordoned'] === undefined)
         this.patch(path, { spec: { unschedulable: null } });
+    }
+  }
+
+  /** An edit of the object the controller just wrote, or of the Node of the claim it wrote. */
+  private answer(target: { resource: string; name: string }): void {
+    const dnd = (v: string | null) => ({ metadata: { annotations: { [DO_NOT_DISRUPT]: v } } });
+    let node = target.resource === '/v1/nodes' ? target.name : undefined;
+    if (target.resource === 'karpenter.sh/v1/nodeclaims') {
+      const claim = this.server.peek(target.resource, target.name);
+      if (!claim) return;
+      if (this.rng.chance(0.5)) {
+        this.patch(`${CLAIMS}/${target.name}`, dnd(this.rng.chance(0.7) ? 'true' : null));
+        return;
+      }
+      node = (claim.status as { nodeName?: string } | undefined)?.nodeName;
+    }
+    if (target.resource === 'karpenter.sh/v1/nodepools') {
+      const until = new Date(this.sched.now + this.rng.int(1, 10) * 60_000).toISOString().replace(/\.\d+Z$/, 'Z');
+      this.patch(`${POOLS}/${target.name}`, { metadata: { annotations: { 'noderotation.io/freeze': until } } });
+      return;
+    }
+    if (!node || !this.server.peek('/v1/nodes', node)) return;
+    const path = `${NODES}/${node}`;
+    switch (this.rng.int(0, 3)) {
+      case 0:
+        this.patch(path, { spec: { unschedulable: true } });
+        break;
+      case 1:
+        this.patch(path, { spec: { unschedulable: null } });
+        break;
+      default:
+        this.patch(path, dnd(this.rng.chance(0.7) ? 'true' : null));
     }
   }
 
