@@ -167,7 +167,37 @@ spec:
 `;
     const r = await cli(['explain', '-f', '-'], input);
     expect(r.code).toBe(1);
-    expect(r.err).toContain('FATAL NoGovernedNodePools: MaintenancePlan empty governs none of the 1 NodePools given');
+    expect(r.err).toContain(
+      'FATAL NoGovernedNodePools: MaintenancePlan empty: spec.nodePoolSelector: the plan governs none of the 1 ' +
+        'NodePools given',
+    );
+  });
+
+  it('warns, without failing, about a NodePool name that matches nothing: in a policy and in a plan rule', async () => {
+    const windows = '{maintenanceWindows: [{timezone: UTC, days: [Wed, Sat], start: "02:00", end: "06:00"}]}';
+    const input = `${NODEPOOL('batch', '336h')}
+apiVersion: noderotation.io/v1alpha1
+kind: RotationPolicy
+metadata: {name: typo}
+spec: {nodePools: [batchh], maintenanceWindows: [{timezone: UTC, days: [Wed, Sat], start: "02:00", end: "06:00"}]}
+---
+apiVersion: noderotation.io/v1alpha1
+kind: MaintenancePlan
+metadata: {name: plan}
+spec:
+  defaults: ${windows}
+  rules: [{name: gpu, nodePools: [gpus], exclude: true}]
+`;
+    const r = await cli(['validate', '-f', '-'], input);
+    expect(r.code).toBe(0);
+    expect(r.err.split('\n').filter((l) => l.startsWith('WARNING'))).toEqual([
+      'WARNING UnknownNodePool: RotationPolicy typo: spec.nodePools[0]: the policy names NodePool ' +
+        '"batchh", which is not among the 1 NodePools given, so it matches nothing. Did you mean "batch"? Fix the ' +
+        'name or remove it.',
+      'WARNING UnknownNodePool: MaintenancePlan plan: spec.rules[0].nodePools[0]: rule gpu names NodePool "gpus", ' +
+        'which is not among the 1 NodePools given, so it matches nothing. Fix the name or remove it.',
+    ]);
+    expect(r.out).toContain('1 NodePools checked: 0 fatal, 2 warnings');
   });
 
   it('counts NodeClaims for N and reports ShortLead per claim', async () => {

@@ -33,7 +33,10 @@ export async function runExplain(args: string[], io: Io, mode: 'explain' | 'vali
     io.stderr.write(`invalid input: the merged settings are not a valid RotationPolicy:\n${lines.join('\n')}\n`);
     return EXIT_INVALID;
   }
-  for (const f of result.planFindings) io.stderr.write(`FATAL ${f.reason}: ${f.message}\n`);
+  for (const f of result.inputFindings)
+    io.stderr.write(
+      `${f.severity === 'fatal' ? 'FATAL' : 'WARNING'} ${f.reason}: ${f.object}: ${f.field}: ${f.message}\n`,
+    );
   const pools = result.report.nodePools;
   if (output === 'json') io.stdout.write(reportJson(result.report));
   else if (mode === 'explain') io.stdout.write(renderTable(result.report, result.excluded));
@@ -42,12 +45,11 @@ export async function runExplain(args: string[], io: Io, mode: 'explain' | 'vali
       for (const f of p.findings)
         io.stdout.write(`${f.severity === 'fatal' ? 'FATAL' : 'WARNING'} ${p.nodePool} ${f.reason}: ${f.message}\n`);
     }
-    const fatal =
-      pools.reduce((n, p) => n + p.findings.filter((f) => f.severity === 'fatal').length, 0) +
-      result.planFindings.length;
-    const warnings = pools.reduce((n, p) => n + p.findings.filter((f) => f.severity === 'warning').length, 0);
+    const all = [...pools.flatMap((p) => p.findings), ...result.inputFindings];
+    const fatal = all.filter((f) => f.severity === 'fatal').length;
+    const warnings = all.length - fatal;
     io.stdout.write(`${pools.length} NodePools checked: ${fatal} fatal, ${warnings} warnings\n`);
   }
-  const anyFatal = result.planFindings.length > 0 || pools.some((p) => p.findings.some((f) => f.severity === 'fatal'));
+  const anyFatal = [...result.inputFindings, ...pools.flatMap((p) => p.findings)].some((f) => f.severity === 'fatal');
   return anyFatal ? EXIT_FATAL : EXIT_OK;
 }

@@ -237,6 +237,33 @@ const cases: Case[] = [
     },
   },
   {
+    reason:
+      'a rule naming a NodePool that does not exist → WARNING UnknownNodePool at the name, with the near name; ' +
+      'the plan is still composed',
+    req: () =>
+      request(
+        planXr({
+          defaults: { maintenanceWindows: [TOKYO_WED_SAT] },
+          rules: [{ name: 'batch', nodePools: ['generall'], overrides: { minRotationChances: 3 } }],
+        }),
+        [nodePool('general')],
+      ),
+    check: (rsp) => {
+      expect(results(rsp)).toEqual([
+        {
+          severity: 'WARNING',
+          reason: 'UnknownNodePool',
+          message:
+            'MaintenancePlan platform: spec.rules[0].nodePools[0]: rule batch names NodePool "generall", which is ' +
+            'not among the 1 NodePools given, so it matches nothing. Did you mean "general"? Fix the name or ' +
+            'remove it.',
+        },
+      ]);
+      expect(policyOf(rsp, 'rotationpolicy-general')).toBeDefined();
+      expect(planValid(rsp)).toEqual({ status: 'CONDITION_TRUE', reason: 'Accepted' });
+    },
+  },
+  {
     reason: "a warning caused by a rule's override names that override (spec.rules[i].overrides...), not the defaults",
     req: () =>
       request(
@@ -374,7 +401,9 @@ const cases: Case[] = [
     req: () => request(planXr({ defaults: { maintenanceWindows: [TOKYO_WED_SAT] } }), []),
     check: (rsp, req) => {
       expectRejected(req, rsp, 'NoGovernedNodePools');
-      expect(results(rsp)[0]?.message).toContain('MaintenancePlan platform governs none of the 0 NodePools given');
+      expect(results(rsp)[0]?.message).toContain(
+        'MaintenancePlan platform: spec.nodePoolSelector: the plan governs none of the 0 NodePools given',
+      );
     },
   },
   {

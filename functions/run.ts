@@ -21,7 +21,7 @@ import { validateAgainst } from '../src/api/validate.js';
 import type { Figures } from '../src/derivation/derive.js';
 import type { Finding } from '../src/derivation/findings.js';
 import { analysePool, explain } from '../src/explain/explain.js';
-import { expandPlan, shortenName } from '../src/plan/expand.js';
+import { expandPlan, planNameFindings, shortenName } from '../src/plan/expand.js';
 import { sortKeys } from '../src/util/canonical.js';
 import { parseDuration, parseExpireAfter } from '../src/util/duration.js';
 import { figureValues, type FigureValues } from '../src/derivation/figure-text.js';
@@ -156,6 +156,14 @@ export function run(req: RunFunctionRequest, env: RunEnv): RunFunctionResponse {
   const excluded = outcomes.filter((o) => o.kind === 'excluded').length;
   for (const o of outcomes) if (o.kind === 'invalid' || o.kind === 'policy') problems.push(...o.problems);
   if (problems.some((p) => p.severity === 'fatal')) return finish(rsp, problems, null);
+  // Names in the plan's rules that no NodePool has (or the plan's selector leaves out): warnings.
+  for (const f of planNameFindings(plan, pools))
+    problems.push({
+      severity: f.severity,
+      reason: f.reason,
+      nodePool: null,
+      message: `MaintenancePlan ${plan.metadata.name}: ${f.field}: ${f.message}`,
+    });
   if (governed.length === 0) {
     // explain owns the wording of plan-level findings; with nothing governed it does no analysis.
     for (const f of explain(
@@ -166,7 +174,7 @@ export function run(req: RunFunctionRequest, env: RunEnv): RunFunctionResponse {
         nodeClaims: [],
       },
       calendarStart,
-    ).planFindings) {
+    ).inputFindings.filter((x) => x.severity === 'fatal')) {
       fatal(f.reason, null, `MaintenancePlan ${plan.metadata.name}: ${f.field}: ${f.message}`);
     }
     return finish(rsp, problems, null);

@@ -32,6 +32,7 @@ export const REASONS = {
   // targeting
   PolicyConflict: 'fatal',
   NoGovernedNodePools: 'fatal',
+  UnknownNodePool: 'warning',
   InvalidPolicy: 'fatal',
 } as const satisfies Record<string, Severity>;
 

@@ -7,7 +7,7 @@ import { derive, NULL_FIGURES, type Figures } from '../derivation/derive.js';
 import { finding, type Finding } from '../derivation/findings.js';
 import { policyParams } from '../derivation/params.js';
 import { shortLeadFindings } from '../derivation/short-lead.js';
-import { expandPlan, type ExpansionError } from '../plan/expand.js';
+import { expandPlan, planNameFindings, unknownNodePoolFindings, type ExpansionError } from '../plan/expand.js';
 import { governingPolicy } from '../policy/resolve.js';
 import type { WindowFigures } from '../schedule/windows.js';
 import { figuresCache } from '../schedule/figures-cache.js';
@@ -30,8 +30,11 @@ export interface ExplainResult {
   excluded: { nodePool: string; plan: string; rule: string }[];
   /** A plan whose merged settings do not form a valid policy for some NodePool (input errors). */
   planErrors: (ExpansionError & { plan: string })[];
-  /** Findings about a plan as a whole (e.g. it governs nothing). */
-  planFindings: (Finding & { plan: string })[];
+  /**
+   * Findings about an input object as a whole, not one NodePool's: a plan that governs nothing, a name in a
+   * plan's rule or a policy's spec.nodePools that no NodePool has. `object` is "MaintenancePlan web" or the like.
+   */
+  inputFindings: (Finding & { object: string })[];
 }
 
 export interface PoolAnalysis {
@@ -82,7 +85,7 @@ export function explain(
   inputs: Pick<Inputs, 'policies' | 'plans' | 'nodePools' | 'nodeClaims'>,
   now: number,
 ): ExplainResult {
-  const result: ExplainResult = { report: { nodePools: [] }, excluded: [], planErrors: [], planFindings: [] };
+  const result: ExplainResult = { report: { nodePools: [] }, excluded: [], planErrors: [], inputFindings: [] };
   const policies = effectivePolicies(inputs, result);
   const claimsGiven = inputs.nodeClaims.length > 0;
   const figuresFor = figuresCache().at(now);
@@ -142,28 +145,36 @@ export function reportJson(report: ExplainResult['report']): string {
  */
 export function effectivePolicies(
   inputs: Pick<Inputs, 'policies' | 'plans' | 'nodePools'>,
-  result: Pick<ExplainResult, 'excluded' | 'planErrors' | 'planFindings'> = {
+  result: Pick<ExplainResult, 'excluded' | 'planErrors' | 'inputFindings'> = {
     excluded: [],
     planErrors: [],
-    planFindings: [],
+    inputFindings: [],
   },
 ): RotationPolicy[] {
   const policies: RotationPolicy[] = inputs.policies.map(({ source: _source, ...p }) => p);
+  for (const p of policies) {
+    const object = `RotationPolicy ${p.metadata.name}`;
+    const names = p.spec.nodePools ?? [];
+    for (const f of unknownNodePoolFindings(names, 'spec.nodePools', inputs.nodePools, 'the policy'))
+      result.inputFindings.push({ ...f, object });
+  }
   for (const plan of inputs.plans) {
+    const object = `MaintenancePlan ${plan.metadata.name}`;
+    for (const f of planNameFindings(plan, inputs.nodePools)) result.inputFindings.push({ ...f, object });
     const expansion = expandPlan(plan, inputs.nodePools);
     for (const e of expansion.errors) result.planErrors.push({ ...e, plan: plan.metadata.name });
     for (const x of expansion.excluded) result.excluded.push({ ...x, plan: plan.metadata.name });
     policies.push(...expansion.policies.map((e) => e.policy));
     if (expansion.policies.length === 0 && expansion.errors.length === 0) {
-      result.planFindings.push({
+      result.inputFindings.push({
         ...finding(
           'NoGovernedNodePools',
           'spec.nodePoolSelector',
-          `MaintenancePlan ${plan.metadata.name} governs none of the ${inputs.nodePools.length} NodePools given` +
+          `the plan governs none of the ${inputs.nodePools.length} NodePools given` +
             (expansion.excluded.length > 0 ? ` (${expansion.excluded.length} excluded by rules)` : '') +
             "; a plan that rotates nothing is a mistake. Check spec.nodePoolSelector and the rules' exclude.",
         ),
-        plan: plan.metadata.name,
+        object,
       });
     }
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { MaintenancePlan } from '../generated/api-types.js';
 import type { NodePool } from '../karpenter/types.js';
-import { expandPlan, policyName, shortenName } from './expand.js';
+import { expandPlan, nearNames, planNameFindings, policyName, shortenName } from './expand.js';
 import { pool as bare } from '../../test/support/fixtures.js';
 
 const pool = (name: string, labels: Record<string, string> = {}): NodePool => bare(name, { labels });
@@ -122,5 +122,59 @@ describe('generated names', () => {
     expect(policyName('p'.repeat(200), 'n'.repeat(100))).toBe(long);
     expect(policyName('p'.repeat(200), 'n'.repeat(101))).not.toBe(long);
     expect(shortenName('a'.repeat(70), 63)).toHaveLength(63);
+  });
+});
+
+describe('names in rules that match no NodePool (UnknownNodePool)', () => {
+  const defaults = { maintenanceWindows: TOKYO as never };
+  it.each([
+    {
+      reason: 'a typo: the rule matches nothing and the nearest name is offered',
+      spec: { defaults, rules: [{ name: 'batch', nodePools: ['batchh'], overrides: { minRotationChances: 3 } }] },
+      want: [
+        'spec.rules[0].nodePools[0]: rule batch names NodePool "batchh", which is not among the 4 NodePools ' +
+          'given, so it matches nothing. Did you mean "batch"? Fix the name or remove it.',
+      ],
+    },
+    {
+      reason: 'no near name: only the fix',
+      spec: { defaults, rules: [{ name: 'x', nodePools: ['web', 'analytics'], exclude: true }] },
+      want: [
+        'spec.rules[0].nodePools[1]: rule x names NodePool "analytics", which is not among the 4 NodePools ' +
+          'given, so it matches nothing. Fix the name or remove it.',
+      ],
+    },
+    {
+      reason: 'a NodePool that exists but the plan does not select: the rule never applies to it',
+      spec: {
+        defaults,
+        nodePoolSelector: { matchLabels: { tier: 'web' } },
+        rules: [{ name: 'db', nodePools: ['db'], overrides: { minRotationChances: 3 } }],
+      },
+      want: [
+        'spec.rules[0].nodePools[0]: rule db names NodePool db, which spec.nodePoolSelector does not select, so ' +
+          'it never applies there. Widen spec.nodePoolSelector or remove the name.',
+      ],
+    },
+    {
+      reason: 'every name exists and is selected; selectors are not names: nothing to say',
+      spec: {
+        defaults,
+        rules: [
+          { name: 'a', nodePools: ['web', 'gpu'], exclude: true },
+          { name: 'b', nodePoolSelector: { matchLabels: { tier: 'nowhere' } }, exclude: true },
+        ],
+      },
+      want: [],
+    },
+  ])('$reason', ({ spec, want }) => {
+    const found = planNameFindings(plan(spec as MaintenancePlan['spec']), pools);
+    expect(found.map((f) => `${f.field}: ${f.message}`)).toEqual(want);
+    expect(found.every((f) => f.reason === 'UnknownNodePool' && f.severity === 'warning')).toBe(true);
+  });
+
+  it('the names it offers are the existing ones at most two edits away, nearest first', () => {
+    expect(nearNames('bach', ['batch', 'bash', 'web', 'beach'])).toEqual(['bash', 'batch', 'beach']);
+    expect(nearNames('general', ['gpu', 'web'])).toEqual([]);
   });
 });
