@@ -2,10 +2,10 @@
 // `karpenter.sh/do-not-disrupt` on Nodes, NodeClaims and Pods, sets a freeze on a NodePool (valid, for a few
 // minutes, or malformed) and clears it, edits the policy (a readyTimeout change) — each a merge patch, as
 // `kubectl annotate`/`cordon` send them — and deletes the policy and creates it again some minutes later. It
-// also reacts: a tenth of the controller's writes to a Node, NodeClaim or NodePool draw an edit of the same object
+// also reacts: a quarter of the controller's writes to a Node, NodeClaim or NodePool draw an edit of the same object
 // (or the claim's Node) — within half a second, as another controller off its watch, or within 15 s, as a person
-// answering the rotation's cordon — which is when an edit races the controller's next write to that object. The invariants protect what this
-// actor sets (S3).
+// answering the rotation's cordon — which is when an edit races the controller's next write to that object. The
+// invariants protect what this actor sets (S3).
 import type { ApiServer, Obj } from '../apiserver.js';
 import type { Rng, Scheduler } from '../scheduler.js';
 import { CLAIMS, DO_NOT_DISRUPT, NODES, POOLS } from './karpenter.js';
@@ -27,7 +27,7 @@ export class Operator {
   start(until: number): void {
     this.server.onCommit((w) => {
       if (!w.actor.startsWith('controller#') || !w.after || !REACTS_TO.has(w.resource)) return;
-      if (!this.rng.chance(0.1)) return;
+      if (!this.rng.chance(0.25)) return;
       // Half answer as another controller would, off its watch within milliseconds; half as a person.
       const delay = this.rng.chance(0.5) ? this.rng.int(5, 500) : this.rng.int(500, 15_000);
       if (this.sched.now + delay >= until) return;
