@@ -1,14 +1,14 @@
 // `noderotation explain` and `noderotation validate`: the same checks, for a person and for CI.
 import { explain, reportJson } from '../src/explain/explain.js';
 import { renderTable } from '../src/explain/table.js';
-import { CLUSTER_FLAGS, commandInputs, inputProblems, reportInvalid } from './inputs.js';
+import { CLUSTER_FLAGS, commandInputs, FILE_FLAGS, inputProblems, reportInvalid } from './inputs.js';
 import { oneOf, parseFlags, parseNow } from './flags.js';
 import { EXIT_FATAL, EXIT_INVALID, EXIT_OK, type Io } from './process.js';
 
 export async function runExplain(args: string[], io: Io, mode: 'explain' | 'validate'): Promise<number> {
   const values = parseFlags(args, {
     ...CLUSTER_FLAGS,
-    filename: { type: 'string', short: 'f', multiple: true },
+    ...FILE_FLAGS,
     output: { type: 'string', short: 'o', default: mode === 'explain' ? 'table' : 'text' },
     now: { type: 'string' },
   });

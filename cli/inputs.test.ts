@@ -61,6 +61,9 @@ beforeAll(async () => {
   execFileSync('mkfifo', [at('dir/c-pipe.yaml')]);
   fs.mkdirSync(at('dir/d-subdir.yaml'));
   fs.writeFileSync(at('dir/notes.txt'), 'not read: wrong extension');
+  fs.mkdirSync(at('dir/more'));
+  fs.writeFileSync(at('dir/more/nodepool.yaml'), NODEPOOL('batch'));
+  fs.symlinkSync(at('dir'), at('dir/more/up'));
   socketServer = createServer();
   await new Promise<void>((resolve) => socketServer?.listen(at('socket.yaml'), resolve));
 });
@@ -78,9 +81,9 @@ describe('file inputs: refused with exit 2 and one line naming the file', () => 
       err: /missing\.yaml: no such file or directory$/m,
     },
     {
-      reason: 'a FIFO given directly, without blocking on its open',
+      reason: 'a FIFO given directly that nothing writes to: refused without blocking on its open or read',
       args: () => ['-f', at('fifo.yaml')],
-      err: /fifo\.yaml: a FIFO \(named pipe\); pass a regular file, a directory or -$/m,
+      err: /fifo\.yaml: a pipe that nothing was written to; start its writer first$/m,
     },
     { reason: '/dev/zero, never read', args: () => ['-f', '/dev/zero'], err: /-f \/dev\/zero: a character device/ },
     {
@@ -143,8 +146,33 @@ describe('file inputs: refused with exit 2 and one line naming the file', () => 
     const r = await cli(['validate', '-f', at('dir')]);
     expect(r.code, r.err).toBe(0);
     expect(r.err).toContain(`note: ${at('dir/c-pipe.yaml')}: a FIFO (named pipe), not a file; skipped`);
-    expect(r.err).toContain(`note: ${at('dir/d-subdir.yaml')}: a directory, not a file; skipped`);
+    expect(r.err).toContain(
+      `note: ${at('dir/d-subdir.yaml')}: a sub-directory; skipped (-R reads sub-directories too)`,
+    );
+    expect(r.err).toContain(`note: ${at('dir/more')}: a sub-directory; skipped (-R reads sub-directories too)`);
     expect(r.out).toContain('1 NodePools checked');
+  });
+
+  it('with -R reads the sub-directories too, each once (a link back up does not loop)', async () => {
+    const r = await cli(['validate', '-R', '-f', at('dir')]);
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).not.toContain('sub-directory');
+    expect(r.out).toContain('2 NodePools checked');
+  });
+
+  it('reads a pipe named on the command line, as process substitution gives one: -f <(cat FILE)', () => {
+    const out = execFileSync(
+      'bash',
+      [
+        '-c',
+        `node --import tsx cli/from-source.ts validate -f <(cat "$1") -f <(cat "$2")`,
+        'x',
+        at('policy.yaml'),
+        at('nodepool.yaml'),
+      ],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
+    expect(out).toContain('1 NodePools checked: 0 fatal');
   });
 
   it('simulate refuses a directory: it reads one scenario file', async () => {

@@ -12,6 +12,12 @@ import { clusterConfig, nameOf, readCluster, type ClusterObjects } from './clust
 import { MAX_NOTES, readInputs, UsageError, type InputFile } from './io.js';
 import { EXIT_INVALID, type Io } from './process.js';
 
+/** The flags that name input files: -f (a file, a directory, a pipe or -) and -R (sub-directories too). */
+export const FILE_FLAGS = {
+  filename: { type: 'string', short: 'f', multiple: true },
+  recursive: { type: 'boolean', short: 'R' },
+} as const;
+
 /** The flags that point explain, validate and render at a cluster (cli/cluster.ts). */
 export const CLUSTER_FLAGS = {
   'from-cluster': { type: 'boolean' },
@@ -24,17 +30,18 @@ export const CLUSTER_FLAGS = {
  * replaces the cluster's object of the same kind and name).
  */
 export async function commandInputs(
-  values: { filename?: string[]; 'from-cluster'?: boolean; kubeconfig?: string; context?: string },
+  values: { filename?: string[]; recursive?: boolean; 'from-cluster'?: boolean; kubeconfig?: string; context?: string },
   io: Io,
   options: InputOptions = {},
 ): Promise<Inputs> {
+  const withFlags = { ...options, recursive: values.recursive === true };
   if (!values['from-cluster']) {
     if (values.kubeconfig !== undefined || values.context !== undefined)
       throw new UsageError('--kubeconfig and --context read a cluster: add --from-cluster');
-    return readCommandInputs(values.filename ?? [], io);
+    return readCommandInputs(values.filename ?? [], io, undefined, withFlags);
   }
   const kc = clusterConfig({ kubeconfig: values.kubeconfig, context: values.context }, io.env ?? process.env);
-  return readCommandInputs(values.filename ?? [], io, await readCluster(kc), options);
+  return readCommandInputs(values.filename ?? [], io, await readCluster(kc), withFlags);
 }
 
 export interface InputOptions {
@@ -43,6 +50,8 @@ export interface InputOptions {
    * the controller's status); by default they give way to the plans, which explain and render expand.
    */
   keepComposedPolicies?: boolean;
+  /** -R: read the sub-directories of a -f directory too. */
+  recursive?: boolean;
 }
 
 /** Every -f read and sorted by kind, over the cluster's objects if given; skipped documents are noted on stderr. */
@@ -53,7 +62,8 @@ export function readCommandInputs(
   options: InputOptions = {},
 ): Inputs {
   const note = (line: string): void => void io.stderr.write(`${line}\n`);
-  const files = cluster && paths.length === 0 ? [] : readInputs(paths, { stdin: io.readStdin, note });
+  const files =
+    cluster && paths.length === 0 ? [] : readInputs(paths, { stdin: io.readStdin, note, recursive: options.recursive });
   const inputs = cluster ? overCluster(files, cluster, note, options) : readDocuments(files);
   for (const ignored of inputs.ignored.slice(0, MAX_NOTES))
     io.stderr.write(

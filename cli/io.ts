@@ -40,6 +40,8 @@ export interface ReadOptions {
   note: (line: string) => void;
   /** For commands that read exactly one file (simulate): a directory is refused. */
   single?: boolean;
+  /** -R: a directory's sub-directories are read too (kubectl's --recursive); without it each is noted. */
+  recursive?: boolean;
   fs?: FileSystem;
   maxFileBytes?: number;
   maxTotalBytes?: number;
@@ -193,30 +195,61 @@ function statFollowing(fs: FileSystem, path: string, label: string): nodeFs.Stat
 
 const INPUT_NAME = /\.(ya?ml|json)$/;
 
-/** The *.yaml, *.yml and *.json entries of a directory, sorted; other kinds of entry are skipped with a note. */
+/**
+ * The *.yaml, *.yml and *.json files of a directory, sorted, as kubectl reads them; other kinds of entry under
+ * those names are skipped with a note. A sub-directory is read with -R (each directory once, so a link back up
+ * cannot loop) and otherwise noted, so nothing under the directory is skipped without a word.
+ */
 function readDirectory(
   fs: FileSystem,
   dir: string,
   read: (path: string, label: string) => void,
   note: (line: string) => void,
+  recursive: { seen: Set<string> } | null,
 ): void {
   let names: string[];
   try {
-    names = fs.readdirSync(dir).filter((f) => INPUT_NAME.test(f));
+    names = fs.readdirSync(dir);
   } catch (err) {
     throw new InputFileError([`-f ${dir}: ${errnoText(err)}`]);
   }
   let skipped = 0;
+  const skip = (line: string): void => {
+    if (++skipped <= MAX_NOTES) note(line);
+  };
   for (const name of names.sort()) {
     const path = join(dir, name);
+    const input = INPUT_NAME.test(name);
+    if (!input) {
+      // Only a directory matters among the other names: a file of another extension is not an input.
+      const stat = lstatOrNull(fs, path);
+      if (!stat?.isDirectory() && !stat?.isSymbolicLink()) continue;
+    }
     const stat = statFollowing(fs, path, `-f ${dir}: ${name}`);
+    if (stat.isDirectory()) {
+      if (!recursive) skip(`note: ${path}: a sub-directory; skipped (-R reads sub-directories too)`);
+      else if (!recursive.seen.has(`${stat.dev}:${stat.ino}`)) {
+        recursive.seen.add(`${stat.dev}:${stat.ino}`);
+        readDirectory(fs, path, read, note, recursive);
+      }
+      continue;
+    }
+    if (!input) continue;
     if (!stat.isFile()) {
-      if (++skipped <= MAX_NOTES) note(`note: ${path}: ${kindOf(stat)}, not a file; skipped`);
+      skip(`note: ${path}: ${kindOf(stat)}, not a file; skipped`);
       continue;
     }
     read(path, path);
   }
-  if (skipped > MAX_NOTES) note(`note: ${dir}: ${skipped - MAX_NOTES} more entries that are not files skipped`);
+  if (skipped > MAX_NOTES) note(`note: ${dir}: ${skipped - MAX_NOTES} more entries skipped`);
+}
+
+function lstatOrNull(fs: FileSystem, path: string): nodeFs.Stats | null {
+  try {
+    return fs.lstatSync(path);
+  } catch {
+    return null;
+  }
 }
 
 /** Notes printed per kind of note; the rest are counted. */
@@ -263,11 +296,15 @@ export function readInputs(paths: readonly string[], options: ReadOptions): Inpu
       if (stat.isDirectory()) {
         if (options.single)
           throw new InputFileError([`-f ${path}: a directory; this command reads one file (or - for standard input)`]);
-        readDirectory(fs, path, readFile, options.note);
+        const seen = new Set([`${stat.dev}:${stat.ino}`]);
+        readDirectory(fs, path, readFile, options.note, options.recursive ? { seen } : null);
       } else if (stat.isFile()) {
         readFile(path, `-f ${path}`);
+      } else if (stat.isFIFO()) {
+        // A pipe named on the command line: process substitution, -f <(kubectl get nodepools -o yaml).
+        add(path, readPipe(fs, path, `-f ${path}`, maxFile));
       } else {
-        throw new InputFileError([`-f ${path}: ${kindOf(stat)}; pass a regular file, a directory or -`]);
+        throw new InputFileError([`-f ${path}: ${kindOf(stat)}; pass a regular file, a directory, a pipe or -`]);
       }
     } catch (err) {
       if (!(err instanceof InputFileError)) throw err;
@@ -284,6 +321,11 @@ export function readInputs(paths: readonly string[], options: ReadOptions): Inpu
  * empty; the read waits briefly and tries again rather than failing.
  */
 export function readStdinBounded(limit: number, fs: FileSystem = nodeFs): Buffer {
+  return readStream(fs, 0, limit, '-f - (standard input)');
+}
+
+/** A pipe's bytes until its writer closes it, at most limit + 1; EAGAIN (nothing written yet) waits 10 ms. */
+function readStream(fs: FileSystem, fd: number, limit: number, label: string): Buffer {
   const chunks: Buffer[] = [];
   let total = 0;
   const pause = new Int32Array(new SharedArrayBuffer(4));
@@ -291,7 +333,7 @@ export function readStdinBounded(limit: number, fs: FileSystem = nodeFs): Buffer
     const chunk = Buffer.allocUnsafe(Math.min(64 * 1024, limit + 1 - total));
     let n: number;
     try {
-      n = fs.readSync(0, chunk, 0, chunk.length, null);
+      n = fs.readSync(fd, chunk, 0, chunk.length, null);
     } catch (err) {
       const code = (err as { code?: unknown }).code;
       if (code === 'EAGAIN') {
@@ -299,11 +341,32 @@ export function readStdinBounded(limit: number, fs: FileSystem = nodeFs): Buffer
         continue;
       }
       if (code === 'EOF') break;
-      throw new InputFileError([`-f - (standard input): ${errnoText(err)}`]);
+      throw new InputFileError([`${label}: ${errnoText(err)}`]);
     }
     if (n === 0) break;
     chunks.push(chunk.subarray(0, n));
     total += n;
   }
   return Buffer.concat(chunks, total);
+}
+
+/**
+ * A named pipe (a FIFO, or /dev/fd/N of a process substitution), read as standard input is: bounded, and opened
+ * without blocking, so a pipe nobody writes to reads as empty and is refused, never a hang.
+ */
+function readPipe(fs: FileSystem, path: string, label: string, limit: number): string {
+  let fd: number;
+  try {
+    fd = fs.openSync(path, nodeFs.constants.O_RDONLY | nodeFs.constants.O_NONBLOCK);
+  } catch (err) {
+    throw new InputFileError([`${label}: ${errnoText(err)}`]);
+  }
+  try {
+    const bytes = readStream(fs, fd, limit, label);
+    if (bytes.length === 0)
+      throw new InputFileError([`${label}: a pipe that nothing was written to; start its writer first`]);
+    return textOf(label, bytes, limit);
+  } finally {
+    fs.closeSync(fd);
+  }
 }

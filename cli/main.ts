@@ -8,16 +8,16 @@ import { EXIT_INTERNAL, EXIT_INVALID, processStopSignal, type Io } from './proce
 const USAGE = `noderotation — move Karpenter node expiry into maintenance windows, gracefully
 
 Usage:
-  noderotation explain  [-f FILE...] [CLUSTER] [-o table|json] [--now RFC3339]
+  noderotation explain  [-f FILE... [-R]] [CLUSTER] [-o table|json] [--now RFC3339]
       For each NodePool: the governing policy, the derived figures and the findings with their fixes.
-  noderotation validate [-f FILE...] [CLUSTER] [-o text|json] [--now RFC3339]
+  noderotation validate [-f FILE... [-R]] [CLUSTER] [-o text|json] [--now RFC3339]
       The same checks, terse, for CI.
-  noderotation render   [-f FILE...] [CLUSTER] [--now RFC3339]
+  noderotation render   [-f FILE... [-R]] [CLUSTER] [--now RFC3339]
       The RotationPolicies the Crossplane function composes from MaintenancePlans, as YAML (docs/function.md).
       CLUSTER: --from-cluster [--kubeconfig FILE] [--context NAME] also reads the NodePools, NodeClaims,
       RotationPolicies and MaintenancePlans of the cluster (kubeconfig as kubectl resolves it; list calls only);
       an object in -f replaces the cluster's of the same kind and name, to preview a change.
-  noderotation status   [-f FILE...] [CLUSTER] [-o table|wide|json] [-w] [--timezone ZONE] [--now RFC3339]
+  noderotation status   [-f FILE... [-R]] [CLUSTER] [-o table|wide|json] [-w] [--timezone ZONE] [--now RFC3339]
       Per NodePool: its policy, the window (open until / next opening), candidates now and at the next
       opening, the rotation in flight, the last success and failure, freezes and findings; -w refreshes.
   noderotation simulate -f SCENARIO [-o table|json|html] [--baseline] [--sample N]
@@ -31,7 +31,8 @@ Usage:
 ${CONTROLLER_USAGE}
 
 FILE holds RotationPolicies or MaintenancePlans, Karpenter NodePools and optionally NodeClaims (YAML, several
-documents per file; a directory reads its *.yaml files; - reads standard input).
+documents per file; a directory reads its *.yaml, *.yml and *.json files, and with -R its sub-directories too;
+a pipe such as <(kubectl get nodepools -o yaml) is read like - , standard input).
 Exit status: 0 no fatal finding, 1 a fatal finding, 2 invalid input, 3 an internal error (a bug).
 Limits: 10 MiB per file, 50 MiB and 10000 files over all -f, 10000 YAML documents per file.
 `;

@@ -9,7 +9,7 @@ import { INPUT_REASONS, run } from '../functions/run.js';
 import { startOfUtcDay } from '../functions/server.js';
 import { parseFlags, parseNow } from './flags.js';
 import { isClusterSource } from './cluster.js';
-import { CLUSTER_FLAGS, commandInputs, inputProblems, reportInvalid } from './inputs.js';
+import { CLUSTER_FLAGS, commandInputs, FILE_FLAGS, inputProblems, reportInvalid } from './inputs.js';
 import { MAX_NOTES } from './io.js';
 import { EXIT_FATAL, EXIT_INVALID, EXIT_OK, type Io } from './process.js';
 
@@ -20,7 +20,7 @@ const YAML_OUT = { lineWidth: 0, version: '1.1' } as const;
 export async function runRender(args: string[], io: Io): Promise<number> {
   const values = parseFlags(args, {
     ...CLUSTER_FLAGS,
-    filename: { type: 'string', short: 'f', multiple: true },
+    ...FILE_FLAGS,
     now: { type: 'string' },
   });
   const now = parseNow(values.now, io.now);

@@ -4,7 +4,7 @@ import { isValidTimezone } from '../src/schedule/zone.js';
 import { fleetStatus } from '../src/status/fleet-status.js';
 import { renderStatus } from '../src/status/status-table.js';
 import { oneOf, parseFlags, parseNow } from './flags.js';
-import { CLUSTER_FLAGS, commandInputs, inputProblems, reportInvalid } from './inputs.js';
+import { CLUSTER_FLAGS, commandInputs, FILE_FLAGS, inputProblems, reportInvalid } from './inputs.js';
 import { UsageError } from './io.js';
 import { EXIT_OK, type Io } from './process.js';
 
@@ -20,7 +20,7 @@ const REFRESH_MS = 5000;
 export async function runStatus(args: string[], io: Io, runtime: StatusRuntime): Promise<number> {
   const values = parseFlags(args, {
     ...CLUSTER_FLAGS,
-    filename: { type: 'string', short: 'f', multiple: true },
+    ...FILE_FLAGS,
     output: { type: 'string', short: 'o', default: 'table' },
     now: { type: 'string' },
     watch: { type: 'boolean', short: 'w' },
