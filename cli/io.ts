@@ -138,17 +138,21 @@ function readBounded(fs: FileSystem, fd: number, limit: number): Buffer {
   return Buffer.concat(chunks, total);
 }
 
+/** Opened for reading with O_NONBLOCK, so neither a FIFO without a writer nor a device can block the open. */
+function openNonBlocking(fs: FileSystem, path: string, label: string): number {
+  try {
+    return fs.openSync(path, nodeFs.constants.O_RDONLY | nodeFs.constants.O_NONBLOCK);
+  } catch (err) {
+    throw new InputFileError([`${label}: ${errnoText(err)}`]);
+  }
+}
+
 /**
  * Reads one regular file. Opened with O_NONBLOCK and checked again with fstat, so a path that became a FIFO
  * after the stat cannot block the open or the read.
  */
 function readRegular(fs: FileSystem, path: string, label: string, limit: number): string {
-  let fd: number;
-  try {
-    fd = fs.openSync(path, nodeFs.constants.O_RDONLY | nodeFs.constants.O_NONBLOCK);
-  } catch (err) {
-    throw new InputFileError([`${label}: ${errnoText(err)}`]);
-  }
+  const fd = openNonBlocking(fs, path, label);
   try {
     const stat = fs.fstatSync(fd);
     if (!stat.isFile()) throw new InputFileError([`${label}: ${kindOf(stat)}; pass a regular file`]);
@@ -355,12 +359,7 @@ function readStream(fs: FileSystem, fd: number, limit: number, label: string): B
  * without blocking, so a pipe nobody writes to reads as empty and is refused, never a hang.
  */
 function readPipe(fs: FileSystem, path: string, label: string, limit: number): string {
-  let fd: number;
-  try {
-    fd = fs.openSync(path, nodeFs.constants.O_RDONLY | nodeFs.constants.O_NONBLOCK);
-  } catch (err) {
-    throw new InputFileError([`${label}: ${errnoText(err)}`]);
-  }
+  const fd = openNonBlocking(fs, path, label);
   try {
     const bytes = readStream(fs, fd, limit, label);
     if (bytes.length === 0)
