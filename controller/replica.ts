@@ -41,7 +41,7 @@ export function replica(o: ReplicaOptions): Replica {
     controller,
     start() {
       const syncing = controller.sync();
-      /** `since`: the resourceVersion leadership began at (none without leader election). */
+      /** `since`: the resourceVersion leadership began at (none without election, or with a Lease we created). */
       const startWork = (since?: string): void => {
         metrics.leader.set(1);
         void syncing
@@ -59,9 +59,9 @@ export function replica(o: ReplicaOptions): Replica {
         leaseDurationSeconds: LEASE_DURATION_SECONDS,
         renewDeadlineMs: RENEW_DEADLINE_MS,
         retryPeriodMs: RETRY_PERIOD_MS,
-        onStartedLeading: (resourceVersion) => {
-          log.info('became the leader', { identity, resourceVersion });
-          startWork(resourceVersion);
+        onStartedLeading: (since) => {
+          log.info('became the leader', { identity, since });
+          startWork(since ?? undefined);
         },
         onStoppedLeading: (why) => {
           metrics.leader.set(0);

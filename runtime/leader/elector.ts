@@ -43,11 +43,11 @@ export interface ElectorOptions {
   renewDeadlineMs: number;
   retryPeriodMs: number;
   /**
-   * Leadership began with the Lease write that answered `resourceVersion`. An earlier leader's fence fell before
-   * the Lease could be taken, so its writes are older (but one already on the wire, which its precondition
-   * guards): caches at or past this version show them.
+   * Leadership began with the Lease write that answered `since`. An earlier leader's fence fell before the Lease
+   * could be taken, so its writes are older (but one already on the wire, which its precondition guards): caches
+   * at or past this version show them. Null when this replica created the Lease: there was no earlier leader.
    */
-  onStartedLeading: (resourceVersion: string) => void;
+  onStartedLeading: (since: string | null) => void;
   onStoppedLeading: (why: string) => void;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
   /** A fraction in [0, 1) for the candidate's jitter; Math.random when absent (the simulation seeds it). */
@@ -64,6 +64,8 @@ export class LeaderElector {
   /** Our last successful write, while leading: the next renew is conditioned on its resourceVersion. */
   private written: StoredLease | null = null;
   private leading = false;
+  /** The try that made this replica leader created the Lease (no earlier holder). */
+  private createdLease = false;
   /** Monotonic start of the last try that acquired or renewed the Lease: the fence counts from here. */
   private renewedAt = 0;
   private timer: Timer | null = null;
@@ -158,7 +160,7 @@ export class LeaderElector {
     );
     if (!this.leading) {
       this.leading = true;
-      this.o.onStartedLeading(this.written?.resourceVersion ?? '');
+      this.o.onStartedLeading(this.createdLease ? null : (this.written?.resourceVersion ?? ''));
     }
   }
 
@@ -214,7 +216,10 @@ export class LeaderElector {
         ? await this.o.store.create(step.record, signal)
         : await this.o.store.update(step.record, (cur as StoredLease).resourceVersion, signal);
     this.wrote(step.record, resourceVersion, at.mono);
-    if (!this.leading) this.o.log?.('acquired the lease', { why: step.why });
+    if (!this.leading) {
+      this.createdLease = step.write === 'create';
+      this.o.log?.('acquired the lease', { why: step.why });
+    }
     return { renewed: true };
   }
 

@@ -148,7 +148,7 @@ function jitter(): () => number {
 function candidate(identity: string, lease: MemoryLease, clock: ManualClock) {
   const events: string[] = [];
   /** Per start: the resourceVersion it was told, and the Lease's at that moment. */
-  const starts: { told: string; lease: string | undefined }[] = [];
+  const starts: { told: string | null; lease: string | undefined }[] = [];
   const e = new LeaderElector({
     identity,
     store: lease.view(identity),
@@ -212,9 +212,10 @@ describe('LeaderElector', () => {
       expect(startedAt - cutAt).toBeLessThanOrEqual(15_000 + 2 * 4_400);
       expect(lease.stored?.record?.holder).toBe('b');
       expect(lease.stored?.record?.transitions).toBe(1);
-      // Each leadership begins at the resourceVersion of the write that took the Lease (a's create, b's update),
-      // later than every write of the leader before: what a new leader's caches must show before it acts.
-      expect(a.starts).toEqual([{ told: '1', lease: '1' }]);
+      // A leadership taken over begins at the resourceVersion of the write that took the Lease, later than every
+      // write of the leader before (what the new leader's caches must show before it acts); one that created the
+      // Lease had no leader before it (null).
+      expect(a.starts).toEqual([{ told: null, lease: '1' }]);
       expect(b.starts).toHaveLength(1);
       expect(b.starts[0]?.told).toBe(b.starts[0]?.lease);
       expect(Number(b.starts[0]?.told)).toBeGreaterThan(1);
