@@ -125,7 +125,10 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
   const sched = new Scheduler(schedRng as Rng, T0);
   const server = new ApiServer({ now: () => sched.now, random: (worldRng as Rng).next, audit: !!o.scenario });
   const log: string[] = [];
+  // Counted as logged: the log keeps only its last 300 lines.
+  let catchUps = 0;
   const note = (line: string): void => {
+    if (line.includes(JSON.stringify(CATCHING_UP))) catchUps++;
     log.push(`${new Date(sched.now).toISOString()} ${line}`);
     if (log.length > 300) log.shift();
   };
@@ -323,7 +326,7 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
             holderOf(w.before) !== holderOf(w.after),
         ).length,
         pauses,
-        catchUps: log.filter((l) => l.includes(JSON.stringify(CATCHING_UP))).length,
+        catchUps,
         reasons: reasonsOf(writes),
       },
       trace,
