@@ -64,6 +64,8 @@ beforeAll(async () => {
   fs.mkdirSync(at('dir/more'));
   fs.writeFileSync(at('dir/more/nodepool.yaml'), NODEPOOL('batch'));
   fs.symlinkSync(at('dir'), at('dir/more/up'));
+  // Not an input name: neither read nor a reason to fail, even as a link to nothing.
+  fs.symlinkSync(at('nowhere'), at('dir/zz-dangling'));
   socketServer = createServer();
   await new Promise<void>((resolve) => socketServer?.listen(at('socket.yaml'), resolve));
 });

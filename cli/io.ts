@@ -223,13 +223,10 @@ function readDirectory(
   };
   for (const name of names.sort()) {
     const path = join(dir, name);
+    // Among other names only a directory matters (for -R, or its note); nothing else there is read or fails.
     const input = INPUT_NAME.test(name);
-    if (!input) {
-      // Only a directory matters among the other names: a file of another extension is not an input.
-      const stat = lstatOrNull(fs, path);
-      if (!stat?.isDirectory() && !stat?.isSymbolicLink()) continue;
-    }
-    const stat = statFollowing(fs, path, `-f ${dir}: ${name}`);
+    const stat = input ? statFollowing(fs, path, `-f ${dir}: ${name}`) : directoryOrNull(fs, path);
+    if (stat === null) continue;
     if (stat.isDirectory()) {
       if (!recursive) skip(`note: ${path}: a sub-directory; skipped (-R reads sub-directories too)`);
       else if (!recursive.seen.has(`${stat.dev}:${stat.ino}`)) {
@@ -238,7 +235,6 @@ function readDirectory(
       }
       continue;
     }
-    if (!input) continue;
     if (!stat.isFile()) {
       skip(`note: ${path}: ${kindOf(stat)}, not a file; skipped`);
       continue;
@@ -248,9 +244,11 @@ function readDirectory(
   if (skipped > MAX_NOTES) note(`note: ${dir}: ${skipped - MAX_NOTES} more entries skipped`);
 }
 
-function lstatOrNull(fs: FileSystem, path: string): nodeFs.Stats | null {
+/** `path`'s stat (through links) when it is a directory; null when it is anything else or cannot be read. */
+function directoryOrNull(fs: FileSystem, path: string): nodeFs.Stats | null {
   try {
-    return fs.lstatSync(path);
+    const stat = fs.statSync(path);
+    return stat.isDirectory() ? stat : null;
   } catch {
     return null;
   }
