@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { MaintenancePlan } from '../generated/api-types.js';
 import type { NodePool } from '../karpenter/types.js';
-import { expandPlan, nearNames, planNameFindings, policyName, shortenName } from './expand.js';
+import { expandPlan, planNameFindings, policyName, shortenName } from './expand.js';
+import { nearNames } from '../util/near-names.js';
 import { pool as bare } from '../../test/support/fixtures.js';
 
 const pool = (name: string, labels: Record<string, string> = {}): NodePool => bare(name, { labels });

@@ -15,6 +15,7 @@ import { matches } from '../policy/selector.js';
 import { validateAgainst, type FieldError } from '../api/validate.js';
 import { sortKeys } from '../util/canonical.js';
 import { finding, type Finding } from '../derivation/findings.js';
+import { nearNames } from '../util/near-names.js';
 
 export const PLAN_LABEL = 'noderotation.io/plan';
 export const NODEPOOL_ANNOTATION = 'noderotation.io/nodepool';
@@ -151,30 +152,6 @@ export function expandPlan(plan: MaintenancePlan, nodePools: readonly NodePool[]
   return result;
 }
 
-/** The names of `known` at most two edits from `name` (a typo's likely target), nearest first. */
-export function nearNames(name: string, known: readonly string[]): string[] {
-  return known
-    .map((k) => ({ k, d: editDistance(name, k) }))
-    .filter((x) => x.d <= 2)
-    .sort((a, b) => a.d - b.d || a.k.localeCompare(b.k))
-    .map((x) => x.k);
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++)
-      cur[j] = Math.min(
-        (prev[j] ?? 0) + 1,
-        (cur[j - 1] ?? 0) + 1,
-        (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    prev = cur;
-  }
-  return prev[b.length] ?? 0;
-}
-
 /**
  * A NodePool named in `names` (at `path`) that is not among `nodePools`, or that the plan's selector leaves out:
  * the name matches nothing, so the pool it was meant for silently gets other settings. One UnknownNodePool
@@ -188,7 +165,6 @@ export function unknownNodePoolFindings(
   selected: (pool: NodePool) => boolean = () => true,
 ): Finding[] {
   const byName = new Map(nodePools.map((p) => [p.metadata.name, p]));
-  const known = [...byName.keys()].sort();
   return names.flatMap((name, j) => {
     const pool = byName.get(name);
     const field = `${path}[${j}]`;
@@ -202,13 +178,13 @@ export function unknownNodePoolFindings(
             'Widen spec.nodePoolSelector or remove the name.',
         ),
       ];
-    const near = nearNames(name, known);
+    const near = nearNames(name, [...byName.keys()]);
     const fix = near.length > 0 ? `Did you mean ${near.map((n) => `"${n}"`).join(' or ')}? Fix` : 'Fix';
     return [
       finding(
         'UnknownNodePool',
         field,
-        `${owner} names NodePool "${name}", which is not among the ${known.length} NodePools given, so it ` +
+        `${owner} names NodePool "${name}", which is not among the ${byName.size} NodePools given, so it ` +
           `matches nothing. ${fix} the name or remove it.`,
       ),
     ];
