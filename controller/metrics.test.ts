@@ -1,5 +1,6 @@
 // One observability vocabulary (issue 19): the registry, the engine's catalogue, docs/observability.md, the alerts
 // and the dashboard name the same series with the same labels, and the exposition is the Go client's form.
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { OBSERVATIONS, TRANSITION_METRICS } from '../src/engine/actions.js';
@@ -109,5 +110,37 @@ describe('exposition', () => {
     };
     expect(ours.map(canonical).sort()).toEqual(theirs.map(canonical).sort());
     expect(ours).toContain('noderotation_duration_seconds_bucket{nodepool="a",phase="drain",le="60"} 1');
+  });
+});
+
+describe('prom-client, loaded lean (prom.ts)', () => {
+  it('the four classes are the ones prom-client exports', async () => {
+    const index = await import('prom-client');
+    const lean = await import('./prom.js');
+    expect([lean.Counter, lean.Gauge, lean.Histogram, lean.Registry]).toEqual([
+      index.Counter,
+      index.Gauge,
+      index.Histogram,
+      index.Registry,
+    ]);
+    expect(lean.Counter).toBe(index.Counter);
+  });
+
+  it("the controller's modules, loaded in a process of their own, never load @opentelemetry/api", () => {
+    // A fresh process: this one's module cache holds whatever other tests imported.
+    const probe = [
+      "const { createRequire } = await import('node:module');",
+      "await import('./controller/main.ts');",
+      'const loaded = Object.keys(createRequire(import.meta.url).cache);',
+      "console.log(JSON.stringify({ prom: loaded.filter((k) => k.includes('prom-client')).length,",
+      "  otel: loaded.filter((k) => k.includes('@opentelemetry')) }));",
+    ].join('\n');
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', probe], {
+      cwd: new URL('..', import.meta.url),
+      encoding: 'utf8',
+    });
+    const seen = JSON.parse(out) as { prom: number; otel: string[] };
+    expect(seen.prom).toBeGreaterThan(3); // the probe sees prom-client's files: it would see otel's
+    expect(seen.otel).toEqual([]);
   });
 });

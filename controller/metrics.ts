@@ -4,7 +4,7 @@
 // leadership), all as docs/observability.md defines them. The exposition is rendered here from prom-client's
 // values, with label pairs in name order and a bucket's `le` last, as Prometheus' Go client writes them (some
 // tools match the text).
-import { Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from './prom.js';
 import { RotationMetrics } from './rotation/metrics.js';
 
 /** Prometheus' text format (0.0.4): escape a label value. */

@@ -327,6 +327,18 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
   }
 }
 
+/**
+ * Every Lease of the controllers' namespace deleted, so that each controller starts as the first leader of a fresh
+ * install. A Lease left by the previous run (even one released on a clean stop) makes the next leader a taker
+ * over, which waits until its caches show the resourceVersion of its Lease write (docs/controller.md): up to a
+ * watch bookmark, about a minute, which would be measured as start-up.
+ */
+async function deleteLeases(client: KubeClient): Promise<void> {
+  const leases = `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases`;
+  for (const l of await listAll(client, leases))
+    await client.request('DELETE', `${leases}/${l.metadata.name}`).catch(() => undefined);
+}
+
 /** Until a 5 s stretch in which the process used under 2 % of a core. */
 async function settle(which: string, pid: number, timeoutMs: number): Promise<void> {
   let prev = sampleProc(pid);
@@ -383,6 +395,7 @@ async function measure(
 ): Promise<ControllerResult> {
   const auditLog = path.join(env.runDir, 'logs', 'audit.log');
   await setWindows(client, f.size.pools, closedWindows(new Date()));
+  await deleteLeases(client);
   const t0 = Date.now();
   const r = start(which, kubeconfig, f, env.runDir, base);
   log(`${which}: pid ${r.pid}, log ${r.logFile}`);

@@ -3,7 +3,7 @@
 // prom-client object per entry of the engine's catalogue (TRANSITION_METRICS, OBSERVATIONS in
 // src/engine/actions.ts), so a metric is declared once and a missing entry does not compile. They register on the
 // controller's one Registry (../metrics.ts), which serves /metrics.
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from '../prom.js';
 import {
   OBSERVATIONS,
   TRANSITION_METRICS,
