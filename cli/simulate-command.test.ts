@@ -125,10 +125,10 @@ describe('simulate: long runs', () => {
     const s = JSON.parse(JSON.stringify({ ...parseWorked() })) as Scenario;
     expect(() => simulate(s, { maxEvents: 50 })).toThrow(SimulationLimitError);
     expect(() => simulate(s, { maxEvents: 50 })).toThrow(
-      /^the simulation passed 50 events at 2027-01-\d\dT[\d:]+Z \(.* of 60d simulated\) and was stopped; shorten/,
+      /^the simulation passed 50 events at 2027-01-\d\dT[\d:]+Z \(.* of 1440h simulated\) and was stopped; shorten/,
     );
     expect(() => simulate(s, { maxDecisionWork: 1000 })).toThrow(
-      /^the simulation passed 1,000 NodeClaims decided on at 2027-01-\d\dT[\d:]+Z \(.* of 60d simulated\)/,
+      /^the simulation passed 1,000 NodeClaims decided on at 2027-01-\d\dT[\d:]+Z \(.* of 1440h simulated\)/,
     );
   });
 

@@ -324,7 +324,7 @@ const cases: Case[] = [
       expect(fatal?.message).toMatch(
         new RegExp(
           '^NodePool general \\(RotationPolicy platform-general, rule weekly\\): spec\\.defaults\\.ageThreshold: ' +
-            "expireAfter 14d is not longer than the lead time .* Raise the NodePool's expireAfter above 14d1h17m",
+            "expireAfter 336h is not longer than the lead time .* Raise the NodePool's expireAfter to 338h or more",
         ),
       );
       expect(results(rsp)).toHaveLength(1); // NodePool other is fine; one pool's fatal still blocks the whole plan

@@ -2,7 +2,7 @@
 // healthy drain takes to finish. They feed only the throughput forecast C, never a deadline, so a value the
 // deadline bounds would make unreachable is clamped to that bound and warned about rather than rejected.
 // Guards are written as the negation of the clamping condition, so a value that is not a number is never clamped.
-import { formatHuman as h } from '../util/duration.js';
+import { formatDuration as h } from '../util/duration.js';
 import { finding, type Finding } from './findings.js';
 import type { PolicyParams } from './params.js';
 import { effectiveGracePeriod } from './terms.js';
@@ -25,11 +25,10 @@ export function provisioningEstimate(p: PolicyParams): Estimate {
   const message =
     `provisioningEstimate ${h(p.provisioningEstimate)} exceeds readyTimeout ${h(p.readyTimeout)}, ` +
     `which abandons the surge first; it is clamped to ${h(p.readyTimeout)}. ` +
-    'Lower provisioningEstimate or raise readyTimeout.';
-  return {
-    seconds: p.readyTimeout,
-    clamped: finding('ProvisioningEstimateAboveReadyTimeout', 'spec.surge.provisioningEstimate', message),
-  };
+    `Lower provisioningEstimate to ${h(p.readyTimeout)} or less, or raise readyTimeout.`;
+  const path = 'spec.surge.provisioningEstimate';
+  const fix = { object: 'RotationPolicy', path, value: h(p.readyTimeout) } as const;
+  return { seconds: p.readyTimeout, clamped: finding('ProvisioningEstimateAboveReadyTimeout', path, message, fix) };
 }
 
 /**
@@ -43,6 +42,8 @@ export function drainEstimate(p: PolicyParams, tgp: number | null): Estimate {
   if (tgp === null || !(p.drainEstimate > tgp)) return { seconds: p.drainEstimate, clamped: null };
   const message =
     `drainEstimate ${h(p.drainEstimate)} exceeds the NodePool's terminationGracePeriod ${h(tgp)}, ` +
-    `after which Karpenter force-completes the drain; it is clamped to ${h(tgp)}. Lower drainEstimate.`;
-  return { seconds: tgp, clamped: finding('DrainEstimateAboveTGP', 'spec.surge.drainEstimate', message) };
+    `after which Karpenter force-completes the drain; it is clamped to ${h(tgp)}. ` +
+    `Lower drainEstimate to ${h(tgp)} or less.`;
+  const fix = { object: 'RotationPolicy', path: 'spec.surge.drainEstimate', value: h(tgp) } as const;
+  return { seconds: tgp, clamped: finding('DrainEstimateAboveTGP', 'spec.surge.drainEstimate', message, fix) };
 }

@@ -4,9 +4,9 @@
 import type { NodePool } from '../karpenter/types.js';
 import { ZONE_KEY } from '../policy/defaults.js';
 import { isValidTimezone } from '../schedule/zone.js';
-import { misleadingTimezone } from '../schedule/zone-advice.js';
+import { misleadingTimezone, suggestedZone } from '../schedule/zone-advice.js';
 import type { WindowFigures } from '../schedule/windows.js';
-import { formatHuman as h } from '../util/duration.js';
+import { formatDuration as h } from '../util/duration.js';
 import { finding, type Finding } from './findings.js';
 import type { PolicyParams } from './params.js';
 import { effectiveGracePeriod, HARD_CAP_SECONDS, UNSET_TGP_FALLBACK_SECONDS, type PoolTerms } from './terms.js';
@@ -25,7 +25,10 @@ export function invalidTimezoneFinding(p: PolicyParams): Finding | null {
 export function misleadingTimezoneFindings(p: PolicyParams): Finding[] {
   return p.windows.flatMap((w, i) => {
     const why = misleadingTimezone(w.timezone);
-    return why === null ? [] : [finding('MisleadingTimezone', `spec.maintenanceWindows[${i}].timezone`, why)];
+    const use = suggestedZone(w.timezone);
+    if (why === null || use === null) return [];
+    const path = `spec.maintenanceWindows[${i}].timezone`;
+    return [finding('MisleadingTimezone', path, why, { object: 'RotationPolicy', path, value: use })];
   });
 }
 
@@ -45,8 +48,9 @@ export function chancesFindings(K: number): Finding[] {
   if (K === 1) {
     const message =
       'minRotationChances is 1: a node whose one window fails is force-expired by Karpenter with no retry. ' +
-      'Set minRotationChances: 2 or more.';
-    return [finding('SingleRotationChance', 'spec.minRotationChances', message)];
+      'Set minRotationChances to 2 or more.';
+    const fix = { object: 'RotationPolicy', path: 'spec.minRotationChances', value: 2 } as const;
+    return [finding('SingleRotationChance', 'spec.minRotationChances', message, fix)];
   }
   return [];
 }
@@ -66,19 +70,24 @@ export function templateFindings(pool: NodePool, terms: PoolTerms): Finding[] {
   const name = pool.metadata.name;
   const tgp = terms.terminationGracePeriod;
   if (tgp === null) {
+    const assumed = h(UNSET_TGP_FALLBACK_SECONDS);
     const message =
       'the NodePool sets no terminationGracePeriod, so a drain blocked by a PodDisruptionBudget can last ' +
-      `forever; t_rot assumes ${h(UNSET_TGP_FALLBACK_SECONDS)}. ` +
-      'Set spec.template.spec.terminationGracePeriod on the NodePool.';
-    out.push(finding('UnboundedDrain', `NodePool ${name} spec.template.spec.terminationGracePeriod`, message));
+      `forever; t_rot assumes ${assumed}. Set spec.template.spec.terminationGracePeriod on the NodePool, ` +
+      `e.g. to ${assumed}.`;
+    const path = 'spec.template.spec.terminationGracePeriod';
+    const fix = { object: 'NodePool', path, value: assumed } as const;
+    out.push(finding('UnboundedDrain', `NodePool ${name} ${path}`, message, fix));
   }
   const E = terms.expireAfter;
   const tgpEff = effectiveGracePeriod(tgp);
   if (E !== null && E + tgpEff > HARD_CAP_SECONDS) {
     const message =
       `expireAfter ${h(E)} + terminationGracePeriod ${h(tgpEff)} = ${h(E + tgpEff)} exceeds EKS Auto Mode's ` +
-      `21-day node lifetime. Lower expireAfter to at most ${h(HARD_CAP_SECONDS - tgpEff)}.`;
-    out.push(finding('HardCapExceeded', `NodePool ${name} spec.template.spec.expireAfter`, message));
+      `21-day node lifetime. Lower expireAfter to ${h(HARD_CAP_SECONDS - tgpEff)} or less.`;
+    const path = 'spec.template.spec.expireAfter';
+    const fix = { object: 'NodePool', path, value: h(HARD_CAP_SECONDS - tgpEff) } as const;
+    out.push(finding('HardCapExceeded', `NodePool ${name} ${path}`, message, fix));
   }
   return out;
 }
@@ -89,8 +98,9 @@ export function surgeSettingFindings(p: PolicyParams): Finding[] {
   if (p.retryBackoff < p.readyTimeout) {
     const message =
       `retryBackoff ${h(p.retryBackoff)} is shorter than readyTimeout ${h(p.readyTimeout)}: a failed node is ` +
-      `retried before one attempt could even finish. Set retryBackoff to at least ${h(p.readyTimeout)}.`;
-    out.push(finding('RetryFasterThanAttempt', 'spec.surge.retryBackoff', message));
+      `retried before one attempt could even finish. Set retryBackoff to ${h(p.readyTimeout)} or more.`;
+    const fix = { object: 'RotationPolicy', path: 'spec.surge.retryBackoff', value: h(p.readyTimeout) } as const;
+    out.push(finding('RetryFasterThanAttempt', 'spec.surge.retryBackoff', message, fix));
   }
   if (p.requiredKeysExplicit && !p.requiredKeys.includes(ZONE_KEY)) {
     const message =

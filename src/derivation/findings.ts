@@ -45,10 +45,24 @@ export interface Finding {
   field: string;
   /** What is wrong and how to fix it, in one or two sentences. */
   message: string;
+  /** The one change the message suggests, when it is one value; the message prints `value` as it is. */
+  fix?: Fix;
 }
 
-export function finding(reason: Reason, field: string, message: string): Finding {
-  return { severity: REASONS[reason], reason, field, message };
+/**
+ * A change that clears its finding: set the field at `path` of the policy, or of the NodePool the finding is
+ * about, to `value`, written as the field accepts it (durations as formatDuration prints them). A property test
+ * (fixes.test.ts) applies every fix and checks that the input stays valid and the finding goes.
+ */
+export interface Fix {
+  object: 'RotationPolicy' | 'MaintenancePlan' | 'NodePool';
+  /** A dotted path with [i] for list items, e.g. spec.maintenanceWindows[0].timezone. */
+  path: string;
+  value: string | number | readonly string[];
+}
+
+export function finding(reason: Reason, field: string, message: string, fix?: Fix): Finding {
+  return { severity: REASONS[reason], reason, field, message, ...(fix ? { fix } : {}) };
 }
 
 export const hasFatal = (findings: readonly Finding[]): boolean => findings.some((f) => f.severity === 'fatal');

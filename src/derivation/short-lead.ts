@@ -2,7 +2,7 @@
 // served. Each claim carries its own spec.expireAfter and terminationGracePeriod; a claim whose own lifetime
 // is not longer than K·P + t_rot can no longer be guaranteed K windows. It is still rotated, as early as it can.
 import type { NodeClaim } from '../karpenter/types.js';
-import { formatHuman as h, parseDuration, parseExpireAfter } from '../util/duration.js';
+import { formatDuration as h, parseDuration, parseExpireAfter } from '../util/duration.js';
 import { rotationBound } from './terms.js';
 import { finding, type Finding } from './findings.js';
 

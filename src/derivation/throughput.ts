@@ -3,7 +3,7 @@
 // Each guard is written as the negation of the condition that warns, so a figure that is not a number (NaN)
 // never produces a warning.
 import type { WindowFigures } from '../schedule/windows.js';
-import { formatHuman as h } from '../util/duration.js';
+import { formatDuration as h } from '../util/duration.js';
 import { finding, type Finding } from './findings.js';
 import type { PolicyParams } from './params.js';
 

@@ -4,7 +4,7 @@ import type { Inputs } from '../api/documents.js';
 import type { MaintenanceWindow, RotationPolicy } from '../generated/api-types.js';
 import { nodePoolOf, type NodeClaim, type NodePool } from '../karpenter/types.js';
 import { derive, NULL_FIGURES, type Figures } from '../derivation/derive.js';
-import { finding, type Finding } from '../derivation/findings.js';
+import { finding, type Finding, type Fix } from '../derivation/findings.js';
 import { policyParams } from '../derivation/params.js';
 import { shortLeadFindings } from '../derivation/short-lead.js';
 import { expandPlan, planNameFindings, unknownNodePoolFindings, type ExpansionError } from '../plan/expand.js';
@@ -16,6 +16,8 @@ export interface ReportFinding {
   severity: 'fatal' | 'warning';
   reason: string;
   message: string;
+  /** The one change the message suggests, when it is one value (docs/api.md, Findings). */
+  fix?: Fix;
 }
 
 export interface NodePoolReport extends Figures {
@@ -120,7 +122,12 @@ export function explain(
   return result;
 }
 
-const strip = (f: Finding): ReportFinding => ({ severity: f.severity, reason: f.reason, message: f.message });
+const strip = (f: ReportFinding | Finding): ReportFinding => ({
+  severity: f.severity,
+  reason: f.reason,
+  message: f.message,
+  ...(f.fix ? { fix: f.fix } : {}),
+});
 
 /** The JSON form, keys in the documented order. */
 export function reportJson(report: ExplainResult['report']): string {
@@ -134,7 +141,7 @@ export function reportJson(report: ExplainResult['report']): string {
     guaranteedChances: p.guaranteedChances,
     expectedRotationSeconds: p.expectedRotationSeconds,
     capacityPerOccurrence: p.capacityPerOccurrence,
-    findings: p.findings.map((f) => ({ severity: f.severity, reason: f.reason, message: f.message })),
+    findings: p.findings.map(strip),
   }));
   return `${JSON.stringify({ nodePools: pools }, null, 2)}\n`;
 }
@@ -155,7 +162,7 @@ export function effectivePolicies(
   for (const p of policies) {
     const object = `RotationPolicy ${p.metadata.name}`;
     const names = p.spec.nodePools ?? [];
-    for (const f of unknownNodePoolFindings(names, 'spec.nodePools', inputs.nodePools, 'the policy'))
+    for (const f of unknownNodePoolFindings(names, 'spec.nodePools', inputs.nodePools, 'the policy', 'RotationPolicy'))
       result.inputFindings.push({ ...f, object });
   }
   for (const plan of inputs.plans) {

@@ -1,25 +1,37 @@
 // The terminal form of `explain`: one aligned row per NodePool, then each finding with its fix.
 import { alignColumns } from '../util/columns.js';
-import { formatHuman } from '../util/duration.js';
+import { formatDuration } from '../util/duration.js';
 import type { ExplainResult, NodePoolReport } from './explain.js';
 
-const dur = (s: number | null): string => (s === null ? '-' : formatHuman(s));
+const dur = (s: number | null): string => (s === null ? '-' : formatDuration(s));
 const num = (n: number | null): string => (n === null ? '-' : String(n));
+
+/**
+ * What each column of the table means, in the words of docs/design.md §1.4 (its symbols in brackets); `explain
+ * --legend` prints it, and the simulate HTML report shows the same lines.
+ */
+export const EXPLAIN_LEGEND: readonly (readonly [column: string, meaning: string])[] = [
+  ['NODEPOOL', 'the Karpenter NodePool'],
+  ['POLICY', 'the RotationPolicy that governs it, or (none)'],
+  ['PERIOD(P)', 'the longest wait from one window opening to the next (start to start)'],
+  ['t_rot', 'the longest a rotation may take: readyTimeout + terminationGracePeriod + 2m'],
+  ['LEAD', 'how long before its forced expiry a node becomes a candidate: K·P + t_rot (K = minRotationChances)'],
+  ['AGE-THRESHOLD(A)', 'the age at which a node becomes a candidate: expireAfter − LEAD'],
+  ['CHANCES(G)', 'the windows each node is guaranteed before its forced expiry'],
+  ['t_rot_est', 'how long a healthy rotation takes: provisioningEstimate + drainEstimate'],
+  ['CAPACITY(C)', 'rotations one window occurrence admits (the shortest occurrence)'],
+  ['FINDINGS', 'ok, or the count of fatal findings and warnings, listed below the table with their fixes'],
+];
+
+/** The legend as aligned lines. */
+export function renderLegend(): string {
+  const w = Math.max(...EXPLAIN_LEGEND.map(([c]) => c.length));
+  return `${EXPLAIN_LEGEND.map(([c, m]) => `${c.padEnd(w)}  ${m}`).join('\n')}\n`;
+}
 
 export function renderTable(report: ExplainResult['report'], excluded: ExplainResult['excluded'] = []): string {
   const exclusion = new Map(excluded.map((x) => [x.nodePool, `excluded by ${x.plan}/${x.rule}`]));
-  const header = [
-    'NODEPOOL',
-    'POLICY',
-    'PERIOD(P)',
-    't_rot',
-    'LEAD',
-    'AGE-THRESHOLD(A)',
-    'CHANCES(G)',
-    't_rot_est',
-    'CAPACITY(C)',
-    'FINDINGS',
-  ];
+  const header = EXPLAIN_LEGEND.map(([column]) => column);
   const rows = report.nodePools.map((p: NodePoolReport) => [
     p.nodePool,
     p.policy ?? '(none)',

@@ -162,6 +162,7 @@ export function unknownNodePoolFindings(
   path: string,
   nodePools: readonly NodePool[],
   owner: string,
+  kind: 'RotationPolicy' | 'MaintenancePlan',
   selected: (pool: NodePool) => boolean = () => true,
 ): Finding[] {
   const byName = new Map(nodePools.map((p) => [p.metadata.name, p]));
@@ -179,13 +180,15 @@ export function unknownNodePoolFindings(
         ),
       ];
     const near = nearNames(name, [...byName.keys()]);
-    const fix = near.length > 0 ? `Did you mean ${near.map((n) => `"${n}"`).join(' or ')}? Fix` : 'Fix';
+    const hint = near.length > 0 ? `Did you mean ${near.map((n) => `"${n}"`).join(' or ')}? Fix` : 'Fix';
+    const fix = near.length === 1 ? { object: kind, path: field, value: near[0] as string } : undefined;
     return [
       finding(
         'UnknownNodePool',
         field,
         `${owner} names NodePool "${name}", which is not among the ${byName.size} NodePools given, so it ` +
-          `matches nothing. ${fix} the name or remove it.`,
+          `matches nothing. ${hint} the name or remove it.`,
+        fix,
       ),
     ];
   });
@@ -196,7 +199,14 @@ export function planNameFindings(plan: MaintenancePlan, nodePools: readonly Node
   const selected = (p: NodePool): boolean => matches(plan.spec.nodePoolSelector, p.metadata.labels);
   return (plan.spec.rules ?? []).flatMap((rule, i) =>
     rule.nodePools
-      ? unknownNodePoolFindings(rule.nodePools, `spec.rules[${i}].nodePools`, nodePools, `rule ${rule.name}`, selected)
+      ? unknownNodePoolFindings(
+          rule.nodePools,
+          `spec.rules[${i}].nodePools`,
+          nodePools,
+          `rule ${rule.name}`,
+          'MaintenancePlan',
+          selected,
+        )
       : [],
   );
 }

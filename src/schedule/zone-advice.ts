@@ -55,8 +55,23 @@ const utc = (hours: number): string => `UTC${hours < 0 ? '-' : '+'}${String(Math
 
 /** Why a valid zone name likely means something else than its writer meant, and what to write; null if nothing. */
 export function misleadingTimezone(zone: string): string | null {
+  return zoneAdvice(zone)?.message ?? null;
+}
+
+/** The zone to write instead of `zone`: the first the advice names (the likely meaning); null if none is needed. */
+export function suggestedZone(zone: string): string | null {
+  return zoneAdvice(zone)?.use ?? null;
+}
+
+const ZONE_NAME = /\b[A-Z][A-Za-z_]+\/[A-Za-z_]+(?:\/[A-Za-z_]+)?/;
+
+function zoneAdvice(zone: string): { message: string; use: string } | null {
   const legacy = LEGACY_ZONES[zone];
-  if (legacy !== undefined) return `"${zone}" is a legacy name the tz database keeps for old systems. Use ${legacy}.`;
+  if (legacy !== undefined)
+    return {
+      message: `"${zone}" is a legacy name the tz database keeps for old systems. Use ${legacy}.`,
+      use: (ZONE_NAME.exec(legacy) as RegExpExecArray)[0],
+    };
   const m = ETC_GMT.exec(zone);
   if (m === null || Number(m[2]) === 0) return null;
   const is = (m[1] === '+' ? -1 : 1) * Number(m[2]);
@@ -66,7 +81,12 @@ export function misleadingTimezone(zone: string): string | null {
     ...(inverse ? [`Use ${inverse} if you meant ${utc(-is)}`] : []),
     ...(same ? [`${inverse ? 'or' : 'Use'} ${same}, which says ${utc(is)} without the trap`] : []),
   ];
-  return (
-    `"${zone}" is ${utc(is)}: Etc/GMT names carry the POSIX sign, the inverse of ISO 8601's. ` + `${fixes.join(', ')}.`
-  );
+  const use = inverse ?? same;
+  if (use === undefined) return null;
+  return {
+    message:
+      `"${zone}" is ${utc(is)}: Etc/GMT names carry the POSIX sign, the inverse of ISO 8601's. ` +
+      `${fixes.join(', ')}.`,
+    use,
+  };
 }

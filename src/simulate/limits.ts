@@ -4,7 +4,7 @@
 import type { Scenario } from '../generated/api-types.js';
 import type { FieldError } from '../api/validate.js';
 import { rfc3339 } from '../engine/annotations.js';
-import { DurationError, formatHuman, parseDuration } from '../util/duration.js';
+import { DurationError, formatDuration, parseDuration } from '../util/duration.js';
 
 export const SIM_LIMITS = {
   /** Nodes at start, over all fleet groups (the schema's own maximum of one group). */
@@ -129,7 +129,7 @@ export class SimulationLimitError extends Error {
   constructor(what: string, at: number, config: { start: number; end: number }) {
     super(
       `the simulation passed ${what} at ${rfc3339(at)} ` +
-        `(${formatHuman((at - config.start) / 1000)} of ${formatHuman((config.end - config.start) / 1000)} ` +
+        `(${formatDuration((at - config.start) / 1000)} of ${formatDuration((config.end - config.start) / 1000)} ` +
         'simulated) and was stopped; shorten spec.duration or use fewer nodes',
     );
   }

@@ -27,7 +27,7 @@ describe('noderotation status', () => {
       controller: null,
     });
     const table = renderStatus([p!], { now: OUT_OF_WINDOW, userZone: 'UTC', wide: true });
-    expect(table).toContain('opens Sat 2027-01-09 02:00 Asia/Tokyo (in 2d14h)');
+    expect(table).toContain('opens Sat 2027-01-09 02:00 Asia/Tokyo (in 62h)');
     expect(table).toContain('1 now, 2 next');
     expect(table).toContain('Fri 2027-01-08 17:00 UTC');
   });

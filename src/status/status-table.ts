@@ -3,7 +3,7 @@
 // (as the platform team wrote the window) with how far away they are.
 import { DateTime } from 'luxon';
 import { alignColumns } from '../util/columns.js';
-import { formatHuman } from '../util/duration.js';
+import { formatDuration } from '../util/duration.js';
 import type { PoolStatus } from './fleet-status.js';
 
 export interface TableOptions {
@@ -24,7 +24,7 @@ const secondsSince = (iso: string, now: number): number => Math.round((now - Dat
 
 const relative = (iso: string, now: number): string => {
   const ago = secondsSince(iso, now);
-  return ago <= 0 ? `in ${formatHuman(-ago)}` : `${formatHuman(ago)} ago`;
+  return ago <= 0 ? `in ${formatDuration(-ago)}` : `${formatDuration(ago)} ago`;
 };
 
 function window(p: PoolStatus, now: number): string {
@@ -40,7 +40,7 @@ function rotation(p: PoolStatus, now: number): string {
   const r = p.rotation;
   if (!r) return '-';
   const mode = r.mode === 'forceful-fallback' ? ' forceful' : '';
-  const since = r.since ? ` for ${formatHuman(Math.max(0, secondsSince(r.since, now)))}` : '';
+  const since = r.since ? ` for ${formatDuration(Math.max(0, secondsSince(r.since, now)))}` : '';
   return `${r.nodeClaim} ${r.phase}${mode}${since}`;
 }
 

@@ -181,14 +181,18 @@ function fixed(value: bigint, unit: bigint): string {
   return `${whole}.${String(frac).padStart(digits, '0').replace(/0+$/, '')}`;
 }
 
-/** A compact human form for tables, e.g. 513780 → "5d22h43m", 4620 → "1h17m", 90 → "1m30s". */
-export function formatHuman(seconds: number): string {
+/**
+ * A duration as every duration field accepts it (RotationPolicy's, Karpenter's expireAfter, Go's
+ * time.ParseDuration): hours, minutes and seconds, exact to the second, zero units left out — 513780 →
+ * "142h43m", 4620 → "1h17m", 90 → "1m30s". Tables, findings and their fixes all print this form, so a figure
+ * or a suggested value can be pasted into a manifest as it is (no days: no duration field takes them).
+ */
+export function formatDuration(seconds: number): string {
   if (seconds === 0) return '0s';
   const sign = seconds < 0 ? '-' : '';
   let rest = Math.round(Math.abs(seconds));
   const parts: string[] = [];
   for (const [unit, size] of [
-    ['d', 86400],
     ['h', 3600],
     ['m', 60],
     ['s', 1],
@@ -197,6 +201,5 @@ export function formatHuman(seconds: number): string {
     rest -= n * size;
     if (n > 0) parts.push(`${n}${unit}`);
   }
-  // Three units are enough for a person; the JSON output carries exact seconds.
-  return sign + parts.slice(0, 3).join('');
+  return sign + parts.join('');
 }
