@@ -72,8 +72,8 @@ describe('noderotation explain', () => {
     const r = await cli(['explain', '-f', ex('rotationpolicy-weekly-fatal.yaml'), '-f', ex('nodepools.yaml')]);
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/^NODEPOOL\s+POLICY\s+PERIOD\(P\)/);
-    expect(r.out).toMatch(/general\s+weekly-only\s+7d\s+1h17m\s+14d1h17m\s+-1h17m/);
-    expect(r.out).toContain('FATAL   NonPositiveAgeThreshold: expireAfter 14d is not longer than the lead time');
+    expect(r.out).toMatch(/general\s+weekly-only\s+168h\s+1h17m\s+337h17m\s+-1h17m/);
+    expect(r.out).toContain('FATAL   NonPositiveAgeThreshold: expireAfter 336h is not longer than the lead time');
   });
 
   it('exits 2 on invalid input and names file, document, field, found and allowed; nothing on stdout', async () => {

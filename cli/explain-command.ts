@@ -1,18 +1,25 @@
 // `noderotation explain` and `noderotation validate`: the same checks, for a person and for CI.
 import { explain, reportJson } from '../src/explain/explain.js';
-import { renderTable } from '../src/explain/table.js';
-import { CLUSTER_FLAGS, commandInputs, FILE_FLAGS, inputProblems, reportInvalid } from './inputs.js';
-import { oneOf, parseFlags, parseNow } from './flags.js';
+import { renderLegend, renderTable } from '../src/explain/table.js';
+import { commandInputs, inputProblems, reportInvalid } from './inputs.js';
+import { oneOf, parseNow } from './flags.js';
+import { OUTPUTS } from './formats.js';
+import { structured } from './output.js';
 import { EXIT_FATAL, EXIT_INVALID, EXIT_OK, type Io } from './process.js';
+import type { ClusterOptions, FileOptions } from './program.js';
 
-export async function runExplain(args: string[], io: Io, mode: 'explain' | 'validate'): Promise<number> {
-  const values = parseFlags(args, {
-    ...CLUSTER_FLAGS,
-    ...FILE_FLAGS,
-    output: { type: 'string', short: 'o', default: mode === 'explain' ? 'table' : 'text' },
-    now: { type: 'string' },
-  });
-  const output = oneOf('-o', values.output, mode === 'explain' ? ['table', 'json'] : ['text', 'json']);
+export interface ExplainOptions extends FileOptions, ClusterOptions {
+  output: string;
+  now?: string;
+  legend?: boolean;
+}
+
+export async function runExplain(values: ExplainOptions, io: Io, mode: 'explain' | 'validate'): Promise<number> {
+  if (values.legend) {
+    io.stdout.write(renderLegend());
+    return EXIT_OK;
+  }
+  const output = oneOf('-o', values.output, OUTPUTS[mode]);
   const now = parseNow(values.now, io.now);
   const inputs = await commandInputs(values, io);
   const problems = inputProblems(inputs);
@@ -39,6 +46,7 @@ export async function runExplain(args: string[], io: Io, mode: 'explain' | 'vali
     );
   const pools = result.report.nodePools;
   if (output === 'json') io.stdout.write(reportJson(result.report));
+  else if (output === 'yaml') io.stdout.write(structured(JSON.parse(reportJson(result.report)), 'yaml'));
   else if (mode === 'explain') io.stdout.write(renderTable(result.report, result.excluded));
   else {
     for (const p of pools) {

@@ -1,28 +1,5 @@
-// Flags shared by the file-reading commands, checked before anything is read: Node's parseArgs keeps the last
-// of a repeated single-value flag without a word, so `simulate -f a -f b` would silently simulate b.
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+// Checks of flag values the commands share: -o narrowed to a command's formats, and --now.
 import { UsageError } from './io.js';
-
-type Options = NonNullable<ParseArgsConfig['options']>;
-
-/** parseArgs, strict, no positionals, and a single-value flag given twice refused with both values named. */
-export function parseFlags<O extends Options>(args: string[], options: O) {
-  const parsed = parseArgs({ args, options, strict: true, allowPositionals: false, tokens: true });
-  const seen = new Map<string, string[]>();
-  for (const token of parsed.tokens) {
-    if (token.kind !== 'option') continue;
-    const values = seen.get(token.name) ?? [];
-    values.push(token.value ?? 'true');
-    seen.set(token.name, values);
-  }
-  for (const [name, values] of seen) {
-    const option = options[name];
-    if (option === undefined || option.multiple === true || values.length < 2) continue;
-    const flag = option.short ? `-${option.short}/--${name}` : `--${name}`;
-    throw new UsageError(`${flag} given ${values.length} times (${values.join(', ')}); give it once`);
-  }
-  return parsed.values;
-}
 
 /** One of the allowed values of an enumerated flag (-o), or a UsageError naming them. */
 export function oneOf<T extends string>(flag: string, value: unknown, allowed: readonly T[]): T {

@@ -3,11 +3,10 @@
 // Steps: parse the flags → load TLS → start the server (bind gRPC, bind metrics) → serve until a stop signal
 // → shut down. Anything unusable before serving (a flag, the certificates, a port in use) exits 2 with a
 // message naming it, and nothing stays bound.
-import { parseArgs } from 'node:util';
 import { startFunctionServer, grpcAddress, splitHostPort, type FunctionServer, type Log } from '../functions/server.js';
 import { CredentialsError, serverCredentials, type FunctionCredentials } from '../functions/tls.js';
-import { TTL_SECONDS } from '../functions/run.js';
 import { parseDuration } from '../src/util/duration.js';
+import type { FunctionOptions } from './function-flags.js';
 import { UsageError } from './io.js';
 import { EXIT_INVALID, EXIT_OK, type Io } from './process.js';
 
@@ -30,31 +29,18 @@ interface FunctionFlags {
 }
 
 /** Step 1: the flags, each checked; a bad one is a UsageError naming it. Nothing is bound yet. */
-export function parseFunctionFlags(args: string[], tlsServerCertsDir: string | undefined): FunctionFlags {
-  const { values } = parseArgs({
-    args,
-    options: {
-      address: { type: 'string', default: ':9443' },
-      insecure: { type: 'boolean', default: false },
-      'tls-certs-dir': { type: 'string' },
-      'metrics-address': { type: 'string', default: ':8080' },
-      debug: { type: 'boolean', default: false },
-      'response-ttl': { type: 'string', default: `${TTL_SECONDS}s` },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
+export function parseFunctionFlags(values: FunctionOptions, tlsServerCertsDir: string | undefined): FunctionFlags {
   const address = values.address;
-  const metricsAddress = values['metrics-address'];
+  const metricsAddress = values.metricsAddress;
   checkAddress('--address', address);
   if (metricsAddress !== '') checkAddress('--metrics-address', metricsAddress);
   return {
     address: grpcAddress(address),
     insecure: values.insecure,
-    tlsCertsDir: values['tls-certs-dir'] ?? tlsServerCertsDir,
+    tlsCertsDir: values.tlsCertsDir ?? tlsServerCertsDir,
     metricsAddress: metricsAddress === '' ? null : metricsAddress,
     debug: values.debug,
-    responseTtlSeconds: responseTtl(values['response-ttl']),
+    responseTtlSeconds: responseTtl(values.responseTtl),
   };
 }
 
@@ -64,10 +50,10 @@ function responseTtl(text: string): number {
   try {
     seconds = parseDuration(text);
   } catch (err) {
-    throw new UsageError(`function: --response-ttl: ${(err as Error).message}`);
+    throw new UsageError(`--response-ttl: ${(err as Error).message}`);
   }
   if (!Number.isInteger(seconds) || seconds < 1) {
-    throw new UsageError(`function: --response-ttl: found "${text}"; use whole seconds, at least 1s (e.g. 60s, 5m)`);
+    throw new UsageError(`--response-ttl: found "${text}"; use whole seconds, at least 1s (e.g. 60s, 5m)`);
   }
   return seconds;
 }
@@ -76,7 +62,7 @@ function checkAddress(flag: string, value: string): void {
   try {
     splitHostPort(value);
   } catch (err) {
-    throw new UsageError(`function: ${flag}: ${(err as Error).message}`);
+    throw new UsageError(`${flag}: ${(err as Error).message}`);
   }
 }
 
@@ -85,7 +71,7 @@ function loadCredentials(flags: FunctionFlags): FunctionCredentials {
   try {
     return serverCredentials({ insecure: flags.insecure, tlsCertsDir: flags.tlsCertsDir });
   } catch (err) {
-    if (err instanceof CredentialsError) throw new UsageError(`function: ${err.message}`);
+    if (err instanceof CredentialsError) throw new UsageError(`${err.message}`);
     throw err;
   }
 }
@@ -100,11 +86,11 @@ function jsonLog(io: Io, debug: boolean): Log {
 
 /** Steps 1–3: parses the flags, loads TLS and starts serving; throws UsageError before binding anything. */
 export async function startFromArgs(
-  args: string[],
+  values: FunctionOptions,
   io: Io,
   tlsServerCertsDir: string | undefined,
 ): Promise<FunctionServer> {
-  const flags = parseFunctionFlags(args, tlsServerCertsDir);
+  const flags = parseFunctionFlags(values, tlsServerCertsDir);
   const credentials = loadCredentials(flags);
   return startFunctionServer({
     address: flags.address,
@@ -116,12 +102,12 @@ export async function startFromArgs(
   });
 }
 
-export async function runFunctionCommand(args: string[], io: Io, env: FunctionCommandEnv): Promise<number> {
+export async function runFunctionCommand(values: FunctionOptions, io: Io, env: FunctionCommandEnv): Promise<number> {
   let server: FunctionServer;
   try {
-    server = await startFromArgs(args, io, env.tlsServerCertsDir);
+    server = await startFromArgs(values, io, env.tlsServerCertsDir);
   } catch (err) {
-    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) throw err;
+    if (err instanceof UsageError) throw err;
     // A port in use or an address that cannot be bound: startFunctionServer has released whatever it bound.
     io.stderr.write(`noderotation function: cannot start: ${(err as Error).message}\n`);
     return EXIT_INVALID;

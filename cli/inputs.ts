@@ -9,37 +9,22 @@ import {
   type Inputs,
 } from '../src/api/documents.js';
 import { clusterConfig, nameOf, readCluster, type ClusterObjects } from './cluster.js';
-import { MAX_NOTES, readInputs, UsageError, type InputFile } from './io.js';
+import { MAX_NOTES, readInputs, type InputFile } from './io.js';
+import type { ClusterOptions, FileOptions } from './program.js';
 import { EXIT_INVALID, type Io } from './process.js';
-
-/** The flags that name input files: -f (a file, a directory, a pipe or -) and -R (sub-directories too). */
-export const FILE_FLAGS = {
-  filename: { type: 'string', short: 'f', multiple: true },
-  recursive: { type: 'boolean', short: 'R' },
-} as const;
-
-/** The flags that point explain, validate and render at a cluster (cli/cluster.ts). */
-export const CLUSTER_FLAGS = {
-  'from-cluster': { type: 'boolean' },
-  kubeconfig: { type: 'string' },
-  context: { type: 'string' },
-} as const;
 
 /**
  * The command's inputs: every -f, and with --from-cluster the cluster's objects under them (an -f object
  * replaces the cluster's object of the same kind and name).
  */
 export async function commandInputs(
-  values: { filename?: string[]; recursive?: boolean; 'from-cluster'?: boolean; kubeconfig?: string; context?: string },
+  values: Partial<FileOptions> & ClusterOptions,
   io: Io,
   options: InputOptions = {},
 ): Promise<Inputs> {
   const withFlags = { ...options, recursive: values.recursive === true };
-  if (!values['from-cluster']) {
-    if (values.kubeconfig !== undefined || values.context !== undefined)
-      throw new UsageError('--kubeconfig and --context read a cluster: add --from-cluster');
-    return readCommandInputs(values.filename ?? [], io, undefined, withFlags);
-  }
+  // --kubeconfig and --context imply --from-cluster (program.ts), as they point kubectl at a cluster.
+  if (!values.fromCluster) return readCommandInputs(values.filename ?? [], io, undefined, withFlags);
   const kc = clusterConfig({ kubeconfig: values.kubeconfig, context: values.context }, io.env ?? process.env);
   return readCommandInputs(values.filename ?? [], io, await readCluster(kc), withFlags);
 }

@@ -2,27 +2,26 @@
 // calls the function's own pure handler with the request Crossplane would send, so the preview cannot
 // differ from what the function applies.
 import { Severity } from '@crossplane-org/function-sdk-typescript';
-import { stringify } from 'yaml';
 import type { JsonObject } from '../functions/json.js';
 import { planRequest } from '../functions/request.js';
 import { INPUT_REASONS, run } from '../functions/run.js';
 import { startOfUtcDay } from '../functions/server.js';
-import { parseFlags, parseNow } from './flags.js';
+import { oneOf, parseNow } from './flags.js';
 import { isClusterSource } from './cluster.js';
-import { CLUSTER_FLAGS, commandInputs, FILE_FLAGS, inputProblems, reportInvalid } from './inputs.js';
+import { OUTPUTS } from './formats.js';
+import { commandInputs, inputProblems, reportInvalid } from './inputs.js';
 import { MAX_NOTES } from './io.js';
+import { objects } from './output.js';
 import { EXIT_FATAL, EXIT_INVALID, EXIT_OK, type Io } from './process.js';
+import type { ClusterOptions, FileOptions } from './program.js';
 
-// YAML 1.1 quoting: kubectl and other Go tools read YAML 1.1, where an unquoted 03:00 is the number 180 and
-// 2027-01-04T00:00:00Z a timestamp. Quoting what 1.1 would misread keeps them strings for every reader.
-const YAML_OUT = { lineWidth: 0, version: '1.1' } as const;
+export interface RenderOptions extends FileOptions, ClusterOptions {
+  output: string;
+  now?: string;
+}
 
-export async function runRender(args: string[], io: Io): Promise<number> {
-  const values = parseFlags(args, {
-    ...CLUSTER_FLAGS,
-    ...FILE_FLAGS,
-    now: { type: 'string' },
-  });
+export async function runRender(values: RenderOptions, io: Io): Promise<number> {
+  const output = oneOf('-o', values.output, OUTPUTS.render);
   const now = parseNow(values.now, io.now);
   const inputs = await commandInputs(values, io);
   // The cluster's policies are the cluster's business; a policy in a file may be a mistake worth a note.
@@ -43,7 +42,7 @@ export async function runRender(args: string[], io: Io): Promise<number> {
   const env = { calendarStart: startOfUtcDay(now) };
   const nodePools = inputs.nodePools as unknown as JsonObject[];
   const plans = [...inputs.plans].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
-  const documents: string[] = [];
+  const documents: unknown[] = [];
   let code = EXIT_OK;
   for (const { source: _source, ...plan } of plans) {
     const rsp = run(planRequest({ composite: plan as unknown as JsonObject, nodePools }), env);
@@ -54,8 +53,8 @@ export async function runRender(args: string[], io: Io): Promise<number> {
         code = Math.max(code, r.reason !== undefined && INPUT_REASONS.has(r.reason) ? EXIT_INVALID : EXIT_FATAL);
     }
     const resources = rsp.desired?.resources ?? {};
-    for (const key of Object.keys(resources).sort()) documents.push(stringify(resources[key]?.resource, YAML_OUT));
+    for (const key of Object.keys(resources).sort()) documents.push(resources[key]?.resource);
   }
-  if (documents.length > 0) io.stdout.write(documents.join('---\n'));
+  if (documents.length > 0) io.stdout.write(objects(documents, output));
   return code;
 }

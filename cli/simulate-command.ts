@@ -8,14 +8,41 @@ import { DEFAULT_SAMPLE, renderHtml, renderWhatIfHtml } from '../src/simulate/ht
 import { scenarioSizeErrors, SimulationLimitError } from '../src/simulate/limits.js';
 import { configOf } from '../src/simulate/model.js';
 import { simulate, type SimulationResult } from '../src/simulate/simulate.js';
-import { formatHuman, parseDuration } from '../src/util/duration.js';
-import { oneOf, parseFlags, parseNow } from './flags.js';
-import { CLUSTER_FLAGS, inputProblems, readCommandInputs, reportInvalid } from './inputs.js';
+import { formatDuration, parseDuration } from '../src/util/duration.js';
+import { oneOf, parseNow } from './flags.js';
+import { OUTPUTS, type FailOn } from './formats.js';
+import { inputProblems, readCommandInputs, reportInvalid } from './inputs.js';
+import { structured } from './output.js';
+import type { ClusterOptions } from './program.js';
 import { clusterConfig, readCluster } from './cluster.js';
 import { comparisonOf, whatIfRuns, type PoolRuns, type PoolWhatIf } from '../src/simulate/what-if.js';
 import { alignColumns } from '../src/util/columns.js';
 import { readInputs, UsageError, type InputFile } from './io.js';
-import { EXIT_OK, type Io } from './process.js';
+import { EXIT_FATAL, EXIT_OK, type Io } from './process.js';
+
+export interface SimulateOptions extends ClusterOptions {
+  filename?: string[];
+  output: string;
+  baseline?: boolean;
+  duration?: string;
+  now?: string;
+  sample?: string;
+  pool?: string;
+  failOn?: FailOn[];
+}
+
+/** What --fail-on counts in a run: forced expirations, or forceful fallbacks. */
+interface Outcomes {
+  'forceful-expirations': number;
+  'forceful-fallbacks': number;
+}
+
+/** Exit 1, with a line per outcome named by --fail-on that the simulation shows; else `code`. */
+function failOn(io: Io, values: SimulateOptions, outcomes: Outcomes, code: number): number {
+  const hit = (values.failOn ?? []).filter((o, i, all) => outcomes[o] > 0 && all.indexOf(o) === i);
+  for (const o of hit) io.stderr.write(`simulate: ${outcomes[o]} ${o.replace('-', ' ')} (--fail-on ${o})\n`);
+  return hit.length > 0 ? EXIT_FATAL : code;
+}
 
 function table(r: SimulationResult): string {
   const rows: [string, string][] = [
@@ -27,8 +54,8 @@ function table(r: SimulationResult): string {
     ['forceful expirations', String(r.forcefulExpirations)],
     ['starts outside a window', String(r.startsOutsideWindow)],
     ['max concurrent rotations', String(r.maxConcurrentRotations)],
-    ['window period P', r.figures.windowPeriodSeconds === null ? '-' : formatHuman(r.figures.windowPeriodSeconds)],
-    ['age threshold A', r.figures.ageThresholdSeconds === null ? '-' : formatHuman(r.figures.ageThresholdSeconds)],
+    ['window period P', r.figures.windowPeriodSeconds === null ? '-' : formatDuration(r.figures.windowPeriodSeconds)],
+    ['age threshold A', r.figures.ageThresholdSeconds === null ? '-' : formatDuration(r.figures.ageThresholdSeconds)],
     ['chances G × capacity C', `${r.figures.guaranteedChances ?? '-'} × ${r.figures.capacityPerOccurrence ?? '-'}`],
   ];
   const w = Math.max(...rows.map(([k]) => k.length));
@@ -91,22 +118,12 @@ function progressReporter(io: Io, end: number): (p: { at: number; events: number
   };
 }
 
-export async function runSimulate(args: string[], io: Io): Promise<number> {
-  const values = parseFlags(args, {
-    ...CLUSTER_FLAGS,
-    filename: { type: 'string', short: 'f', multiple: true },
-    output: { type: 'string', short: 'o', default: 'table' },
-    baseline: { type: 'boolean', default: false },
-    duration: { type: 'string' },
-    now: { type: 'string' },
-    sample: { type: 'string' },
-    pool: { type: 'string' },
-  });
+export async function runSimulate(values: SimulateOptions, io: Io): Promise<number> {
   if (values.sample !== undefined && values.output !== 'html') throw new UsageError('--sample is for -o html');
-  if (values['from-cluster']) return runWhatIf(values, io);
+  if (values.fromCluster) return runWhatIf(values, io);
   if (values.pool !== undefined)
     throw new UsageError('--pool is for simulate --from-cluster -o html (a scenario has one NodePool)');
-  for (const flag of ['duration', 'now', 'kubeconfig', 'context'] as const)
+  for (const flag of ['duration', 'now'] as const)
     if (values[flag] !== undefined) throw new UsageError(`--${flag} is for simulate --from-cluster`);
   const files = values.filename ?? [];
   if (files.length !== 1)
@@ -115,7 +132,7 @@ export async function runSimulate(args: string[], io: Io): Promise<number> {
         ? 'simulate needs -f SCENARIO.yaml (or -f - for standard input), or --from-cluster'
         : `simulate reads one scenario; -f given ${files.length} times (${files.join(', ')})`,
     );
-  const output = oneOf('-o', values.output, ['table', 'json', 'html']);
+  const output = oneOf('-o', values.output, OUTPUTS.simulate);
   const [file] = readInputs(files, {
     stdin: io.readStdin,
     note: (line) => io.stderr.write(`${line}\n`),
@@ -131,10 +148,15 @@ export async function runSimulate(args: string[], io: Io): Promise<number> {
     if (!(err instanceof SimulationLimitError)) throw err;
     return reportInvalid(io, { lines: [`${(file as InputFile).name}: ${err.message}`], omitted: 0 });
   }
-  if (output === 'json') io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  if (output === 'json' || output === 'yaml') io.stdout.write(structured(result, output));
   else if (output === 'html') io.stdout.write(renderHtml(result, { sample: parseSample(values.sample) }));
   else io.stdout.write(table(result));
-  return EXIT_OK;
+  return failOn(
+    io,
+    values,
+    { 'forceful-expirations': result.forcefulExpirations, 'forceful-fallbacks': result.rotations.forcefulFallback },
+    EXIT_OK,
+  );
 }
 
 /** The most per-node rows of the HTML report. */
@@ -175,23 +197,9 @@ function parseDurationOrNull(text: string): number | null {
 }
 
 /** simulate --from-cluster [-f changed…]: the live fleet before and after the changes, side by side. */
-async function runWhatIf(
-  values: {
-    filename?: string[];
-    'from-cluster'?: boolean;
-    kubeconfig?: string;
-    context?: string;
-    output?: string;
-    baseline?: boolean;
-    duration?: string;
-    now?: string;
-    sample?: string;
-    pool?: string;
-  },
-  io: Io,
-): Promise<number> {
+async function runWhatIf(values: SimulateOptions, io: Io): Promise<number> {
   if (values.baseline) throw new UsageError('--baseline is for a scenario file; --from-cluster compares policies');
-  const output = oneOf('-o', values.output, ['table', 'json', 'html']);
+  const output = oneOf('-o', values.output, OUTPUTS.simulate);
   if (values.pool !== undefined && output !== 'html') throw new UsageError('--pool is for -o html');
   // Only the chosen pool is drawn node by node, so a sample without a pool would be silently ignored.
   if (values.sample !== undefined && values.pool === undefined)
@@ -229,7 +237,7 @@ async function runWhatIf(
     return reportInvalid(io, { lines: [`${cluster.source}: ${err.message}`], omitted: 0 });
   }
   const pools: PoolWhatIf[] = runs.map(comparisonOf);
-  const report = { now: rfc3339(now), duration: formatHuman(duration), nodePools: pools };
+  const report = { now: rfc3339(now), duration: formatDuration(duration), nodePools: pools };
   if (output === 'html')
     io.stdout.write(
       renderWhatIfHtml(
@@ -237,8 +245,18 @@ async function runWhatIf(
         { sample, ...(values.pool !== undefined ? { pool: values.pool } : {}) },
       ),
     );
-  else io.stdout.write(output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : whatIfTable(pools, report));
-  return EXIT_OK;
+  else if (output === 'json' || output === 'yaml') io.stdout.write(structured(report, output));
+  else io.stdout.write(whatIfTable(pools, report));
+  const sum = (f: (s: PoolWhatIf['after']) => number): number => pools.reduce((n, p) => n + f(p.after), 0);
+  return failOn(
+    io,
+    values,
+    {
+      'forceful-expirations': sum((s) => s.forcefulExpirations),
+      'forceful-fallbacks': sum((s) => s.forcefulFallback),
+    },
+    EXIT_OK,
+  );
 }
 
 function whatIfTable(pools: readonly PoolWhatIf[], r: { now: string; duration: string }): string {

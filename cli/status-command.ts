@@ -3,10 +3,20 @@
 import { isValidTimezone } from '../src/schedule/zone.js';
 import { fleetStatus } from '../src/status/fleet-status.js';
 import { renderStatus } from '../src/status/status-table.js';
-import { oneOf, parseFlags, parseNow } from './flags.js';
-import { CLUSTER_FLAGS, commandInputs, FILE_FLAGS, inputProblems, reportInvalid } from './inputs.js';
+import { oneOf, parseNow } from './flags.js';
+import { OUTPUTS } from './formats.js';
+import { commandInputs, inputProblems, reportInvalid } from './inputs.js';
 import { UsageError } from './io.js';
+import { structured } from './output.js';
 import { EXIT_OK, type Io } from './process.js';
+import type { ClusterOptions, FileOptions } from './program.js';
+
+export interface StatusOptions extends FileOptions, ClusterOptions {
+  output: string;
+  now?: string;
+  watch?: boolean;
+  timezone?: string;
+}
 
 export interface StatusRuntime {
   /** Resolves when -w should stop (SIGINT/SIGTERM). */
@@ -17,16 +27,8 @@ export interface StatusRuntime {
 
 const REFRESH_MS = 5000;
 
-export async function runStatus(args: string[], io: Io, runtime: StatusRuntime): Promise<number> {
-  const values = parseFlags(args, {
-    ...CLUSTER_FLAGS,
-    ...FILE_FLAGS,
-    output: { type: 'string', short: 'o', default: 'table' },
-    now: { type: 'string' },
-    watch: { type: 'boolean', short: 'w' },
-    timezone: { type: 'string' },
-  });
-  const output = oneOf('-o', values.output, ['table', 'wide', 'json']);
+export async function runStatus(values: StatusOptions, io: Io, runtime: StatusRuntime): Promise<number> {
+  const output = oneOf('-o', values.output, OUTPUTS.status);
   const userZone = values.timezone ?? io.env?.TZ ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
   if (!isValidTimezone(userZone))
     throw new UsageError(`--timezone ${userZone}: not an IANA time zone such as Europe/Berlin or UTC`);
@@ -50,8 +52,8 @@ export async function runStatus(args: string[], io: Io, runtime: StatusRuntime):
     const pools = fleetStatus(inputs, now);
     if (values.watch) io.stdout.write(`\n${new Date(now).toISOString()}\n`);
     io.stdout.write(
-      output === 'json'
-        ? `${JSON.stringify({ now: new Date(now).toISOString(), nodePools: pools }, null, 2)}\n`
+      output === 'json' || output === 'yaml'
+        ? structured({ now: new Date(now).toISOString(), nodePools: pools }, output)
         : renderStatus(pools, { now, userZone, wide: output === 'wide' }),
     );
     return EXIT_OK;

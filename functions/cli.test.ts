@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../cli/main.js';
 import { runFunctionCommand } from '../cli/function-command.js';
+import { parseFunctionArgs } from '../cli/function-flags.js';
 import { functionClient } from './client.js';
 import { ROOT } from './codegen.js';
 import { EXAMPLES, EXAMPLES_NOW } from './examples.js';
@@ -58,7 +59,7 @@ describe('noderotation render', () => {
     expect(r.out).toBe('');
     expect(r.err).toContain(
       'FATAL NonPositiveAgeThreshold: NodePool general (RotationPolicy platform-general): ' +
-        'spec.defaults.ageThreshold: expireAfter 3d',
+        'spec.defaults.ageThreshold: expireAfter 72h',
     );
   });
 
@@ -121,7 +122,9 @@ describe('noderotation function', () => {
       message: /--response-ttl: found "500ms"; use whole seconds, at least 1s/,
     },
   ])('an unusable flag ($reason): exit 2 and a message naming it, nothing bound', async ({ args, message }) => {
-    const r = await cli(['function', '--insecure', '--address', '127.0.0.1:0', ...args]);
+    // A free port unless the case is the address itself (a flag given twice is refused before its value is read).
+    const address = args.includes('--address') ? [] : ['--address', '127.0.0.1:0'];
+    const r = await cli(['function', '--insecure', ...address, ...args]);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(message);
   });
@@ -143,9 +146,13 @@ describe('noderotation function', () => {
       now: Date.now,
       readStdin: () => '',
     };
-    const code = await runFunctionCommand(['--insecure', '--metrics-address', '', ...flags(port)], io, {
-      stopSignal: new Promise(() => {}),
-    });
+    const code = await runFunctionCommand(
+      parseFunctionArgs(['--insecure', '--metrics-address', '', ...flags(port)]),
+      io,
+      {
+        stopSignal: new Promise(() => {}),
+      },
+    );
     await new Promise<void>((resolve) => blocker.close(() => resolve()));
     expect(code).toBe(2);
     expect(err).toMatch(/cannot start: .*(EADDRINUSE|address already in use|No address added)/i);
@@ -190,7 +197,7 @@ describe('noderotation function', () => {
   it('reads the certificate directory from TLS_SERVER_CERTS_DIR when --tls-certs-dir is not given', async () => {
     const io = { stdout: { write: () => true }, stderr: { write: () => true }, now: Date.now, readStdin: () => '' };
     await expect(
-      runFunctionCommand(['--address', '127.0.0.1:0'], io, {
+      runFunctionCommand(parseFunctionArgs(['--address', '127.0.0.1:0']), io, {
         tlsServerCertsDir: '/nonexistent/certs',
         stopSignal: new Promise(() => {}),
       }),
@@ -207,7 +214,16 @@ describe('noderotation function', () => {
       readStdin: () => '',
     };
     const running = runFunctionCommand(
-      ['--insecure', '--address', '127.0.0.1:0', '--metrics-address', '127.0.0.1:0', '--debug', '--response-ttl', '2m'],
+      parseFunctionArgs([
+        '--insecure',
+        '--address',
+        '127.0.0.1:0',
+        '--metrics-address',
+        '127.0.0.1:0',
+        '--debug',
+        '--response-ttl',
+        '2m',
+      ]),
       io,
       {
         stopSignal: new Promise((resolve) => (stop = resolve)),
