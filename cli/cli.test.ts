@@ -197,7 +197,7 @@ spec:
       'WARNING UnknownNodePool: MaintenancePlan plan: spec.rules[0].nodePools[0]: rule gpu names NodePool "gpus", ' +
         'which is not among the 1 NodePools given, so it matches nothing. Fix the name or remove it.',
     ]);
-    expect(r.out).toContain('1 NodePools checked: 0 fatal, 2 warnings');
+    expect(r.out).toContain('1 NodePool checked: 0 fatal, 2 warnings');
   });
 
   it('counts NodeClaims for N and reports ShortLead per claim', async () => {

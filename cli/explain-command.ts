@@ -5,8 +5,10 @@ import { commandInputs, inputProblems, reportInvalid } from './inputs.js';
 import { oneOf, parseNow } from './flags.js';
 import { OUTPUTS } from './formats.js';
 import { structured } from './output.js';
-import { EXIT_FATAL, EXIT_INVALID, EXIT_OK, type Io } from './process.js';
+import { EXIT_FATAL, EXIT_INVALID, EXIT_OK, wantsColour, type Io } from './process.js';
+import { severityLabel } from '../src/util/severity-label.js';
 import type { ClusterOptions, FileOptions } from './program.js';
+import { count } from '../src/util/plural.js';
 
 export interface ExplainOptions extends FileOptions, ClusterOptions {
   output: string;
@@ -20,6 +22,8 @@ export async function runExplain(values: ExplainOptions, io: Io, mode: 'explain'
     return EXIT_OK;
   }
   const output = oneOf('-o', values.output, OUTPUTS[mode]);
+  const colour = wantsColour(io.stdout, io.env ?? process.env);
+  const errColour = wantsColour(io.stderr, io.env ?? process.env);
   const now = parseNow(values.now, io.now);
   const inputs = await commandInputs(values, io);
   const problems = inputProblems(inputs);
@@ -42,21 +46,21 @@ export async function runExplain(values: ExplainOptions, io: Io, mode: 'explain'
   }
   for (const f of result.inputFindings)
     io.stderr.write(
-      `${f.severity === 'fatal' ? 'FATAL' : 'WARNING'} ${f.reason}: ${f.object}: ${f.field}: ${f.message}\n`,
+      `${severityLabel(f.severity, { colour: errColour })} ${f.reason}: ${f.object}: ${f.field}: ${f.message}\n`,
     );
   const pools = result.report.nodePools;
   if (output === 'json') io.stdout.write(reportJson(result.report));
   else if (output === 'yaml') io.stdout.write(structured(JSON.parse(reportJson(result.report)), 'yaml'));
-  else if (mode === 'explain') io.stdout.write(renderTable(result.report, result.excluded));
+  else if (mode === 'explain') io.stdout.write(renderTable(result.report, result.excluded, { colour }));
   else {
     for (const p of pools) {
       for (const f of p.findings)
-        io.stdout.write(`${f.severity === 'fatal' ? 'FATAL' : 'WARNING'} ${p.nodePool} ${f.reason}: ${f.message}\n`);
+        io.stdout.write(`${severityLabel(f.severity, { colour })} ${p.nodePool} ${f.reason}: ${f.message}\n`);
     }
     const all = [...pools.flatMap((p) => p.findings), ...result.inputFindings];
     const fatal = all.filter((f) => f.severity === 'fatal').length;
     const warnings = all.length - fatal;
-    io.stdout.write(`${pools.length} NodePools checked: ${fatal} fatal, ${warnings} warnings\n`);
+    io.stdout.write(`${count(pools.length, 'NodePool')} checked: ${fatal} fatal, ${count(warnings, 'warning')}\n`);
   }
   const anyFatal = [...result.inputFindings, ...pools.flatMap((p) => p.findings)].some((f) => f.severity === 'fatal');
   return anyFatal ? EXIT_FATAL : EXIT_OK;

@@ -152,7 +152,7 @@ describe('file inputs: refused with exit 2 and one line naming the file', () => 
       `note: ${at('dir/d-subdir.yaml')}: a sub-directory; skipped (-R reads sub-directories too)`,
     );
     expect(r.err).toContain(`note: ${at('dir/more')}: a sub-directory; skipped (-R reads sub-directories too)`);
-    expect(r.out).toContain('1 NodePools checked');
+    expect(r.out).toContain('1 NodePool checked');
   });
 
   it('with -R reads the sub-directories too, each once (a link back up does not loop)', async () => {
@@ -174,7 +174,7 @@ describe('file inputs: refused with exit 2 and one line naming the file', () => 
       ],
       { cwd: ROOT, encoding: 'utf8' },
     );
-    expect(out).toContain('1 NodePools checked: 0 fatal');
+    expect(out).toContain('1 NodePool checked: 0 fatal');
   });
 
   it('simulate refuses a directory: it reads one scenario file', async () => {

@@ -1,8 +1,8 @@
 // What every subcommand shares with the entry point: its view of the process (output, clock, input,
 // environment) and the exit statuses (main.ts's usage text names them).
 export interface Io {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
+  stdout: Out;
+  stderr: Out;
   now: () => number;
   /** Standard input, at most `limit` bytes (more means the input is over the limit). */
   readStdin: (limit: number) => Buffer | string;
@@ -10,6 +10,20 @@ export interface Io {
   monotonic?: () => number;
   /** The environment the kubeconfig is resolved from (--from-cluster); process.env when unset. */
   env?: NodeJS.ProcessEnv;
+}
+
+/** An output stream; isTTY as Node's streams have it (colour only on a terminal). */
+export interface Out {
+  write(text: string): unknown;
+  isTTY?: boolean;
+}
+
+/**
+ * Whether to colour what goes to `out`: a terminal only, and never when NO_COLOR is set to anything
+ * (no-color.org) or TERM is dumb.
+ */
+export function wantsColour(out: Out, env: NodeJS.ProcessEnv): boolean {
+  return out.isTTY === true && (env.NO_COLOR ?? '') === '' && env.TERM !== 'dumb';
 }
 
 export const EXIT_OK = 0;

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { TTL_SECONDS } from '../functions/run.js';
 import { cli } from '../test/support/cli-harness.js';
+import { main } from './main.js';
 import { completionScript } from './completion.js';
 import { parseFunctionArgs } from './function-flags.js';
 import { buildProgram } from './program.js';
@@ -254,5 +255,44 @@ describe("the controller's log", () => {
     expect(second).toMatch(
       /^noderotation controller: .*\/nonexistent\/kubeconfig.*; see 'noderotation controller --help'$/,
     );
+  });
+});
+
+describe('status -f with a MaintenancePlan', () => {
+  it('says once that plans are not expanded there, and where to see what a plan governs', async () => {
+    const r = await cli(['status', '-f', ex('maintenanceplan.yaml'), '-f', ex('nodepools.yaml')]);
+    expect(r.code).toBe(0);
+    expect(r.err).toBe(
+      'note: 1 MaintenancePlan not expanded: status shows RotationPolicies as they are (Crossplane composes ' +
+        "a plan's); to see what a plan governs: noderotation explain -f …\n",
+    );
+    expect(r.out).toMatch(/^general\s+\(none\)/m);
+  });
+});
+
+describe('colour', () => {
+  /** validate on the weekly fatal example, its stdout a terminal or not, in the environment given. */
+  async function validate(isTTY: boolean, env: NodeJS.ProcessEnv): Promise<string> {
+    let out = '';
+    await main(['validate', '-f', ex('rotationpolicy-weekly-fatal.yaml'), '-f', ex('nodepools.yaml')], {
+      stdout: { write: (t: string) => (out += t), isTTY },
+      stderr: { write: () => true },
+      env,
+    });
+    return out;
+  }
+  const RED_FATAL = '\u001b[1;31mFATAL\u001b[0m general NonPositiveAgeThreshold';
+
+  it('on a terminal, FATAL in red; never with NO_COLOR set, with TERM=dumb, or into a pipe or file', async () => {
+    expect(await validate(true, {})).toContain(RED_FATAL);
+    for (const [isTTY, env] of [
+      [true, { NO_COLOR: '1' }],
+      [true, { TERM: 'dumb' }],
+      [false, {}],
+    ] as const) {
+      const out = await validate(isTTY, env);
+      expect(out).toContain('FATAL general NonPositiveAgeThreshold');
+      expect(out).not.toContain('\u001b[');
+    }
   });
 });

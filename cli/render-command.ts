@@ -12,7 +12,8 @@ import { OUTPUTS } from './formats.js';
 import { commandInputs, inputProblems, reportInvalid } from './inputs.js';
 import { MAX_NOTES } from './io.js';
 import { objects } from './output.js';
-import { EXIT_FATAL, EXIT_INVALID, EXIT_OK, type Io } from './process.js';
+import { EXIT_FATAL, EXIT_INVALID, EXIT_OK, wantsColour, type Io } from './process.js';
+import { severityLabel } from '../src/util/severity-label.js';
 import type { ClusterOptions, FileOptions } from './program.js';
 
 export interface RenderOptions extends FileOptions, ClusterOptions {
@@ -48,7 +49,10 @@ export async function runRender(values: RenderOptions, io: Io): Promise<number> 
     const rsp = run(planRequest({ composite: plan as unknown as JsonObject, nodePools }), env);
     for (const r of rsp.results) {
       const fatal = r.severity === Severity.SEVERITY_FATAL;
-      io.stderr.write(`${fatal ? 'FATAL' : 'WARNING'} ${r.reason ?? ''}: ${r.message}\n`);
+      const label = severityLabel(fatal ? 'fatal' : 'warning', {
+        colour: wantsColour(io.stderr, io.env ?? process.env),
+      });
+      io.stderr.write(`${label} ${r.reason ?? ''}: ${r.message}\n`);
       if (fatal)
         code = Math.max(code, r.reason !== undefined && INPUT_REASONS.has(r.reason) ? EXIT_INVALID : EXIT_FATAL);
     }

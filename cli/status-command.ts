@@ -8,6 +8,7 @@ import { OUTPUTS } from './formats.js';
 import { commandInputs, inputProblems, reportInvalid } from './inputs.js';
 import { UsageError } from './io.js';
 import { structured } from './output.js';
+import { count } from '../src/util/plural.js';
 import { EXIT_OK, type Io } from './process.js';
 import type { ClusterOptions, FileOptions } from './program.js';
 
@@ -34,6 +35,7 @@ export async function runStatus(values: StatusOptions, io: Io, runtime: StatusRu
     throw new UsageError(`--timezone ${userZone}: not an IANA time zone such as Europe/Berlin or UTC`);
   if (values.watch && values.now !== undefined) throw new UsageError('-w refreshes with the clock: drop --now');
   let stopped = false;
+  let hinted = false;
   void runtime.stopSignal.then(() => (stopped = true));
   for (;;) {
     const code = await once();
@@ -49,6 +51,14 @@ export async function runStatus(values: StatusOptions, io: Io, runtime: StatusRu
     if (problems.lines.length === 0 && inputs.nodePools.length === 0)
       problems.lines.push('no NodePools (karpenter.sh/v1) in the input: pass them with -f, or use --from-cluster');
     if (problems.lines.length > 0) return reportInvalid(io, problems);
+    // status shows the policies as they are; a plan's become policies only through Crossplane (--from-cluster).
+    if (inputs.plans.length > 0 && !hinted) {
+      hinted = true;
+      io.stderr.write(
+        `note: ${count(inputs.plans.length, 'MaintenancePlan')} not expanded: status shows RotationPolicies as ` +
+          "they are (Crossplane composes a plan's); to see what a plan governs: noderotation explain -f …\n",
+      );
+    }
     const pools = fleetStatus(inputs, now);
     if (values.watch) io.stdout.write(`\n${new Date(now).toISOString()}\n`);
     io.stdout.write(

@@ -3,6 +3,7 @@
 // taken as given and G is what it leaves. Both need a deadline, so expireAfter: Never derives neither.
 import { formatDuration as h } from '../util/duration.js';
 import { finding, type Finding, type Fix } from './findings.js';
+import { count } from '../util/plural.js';
 
 /** The figures A and G depend on, all in seconds except K. */
 export interface ChanceTerms {
@@ -86,7 +87,7 @@ function explicitAgeThreshold(A: number, E: number, t: ChanceTerms): AgeThreshol
   if (G < t.K) {
     const { text, fix } = overrideFix(A, E, t);
     const message =
-      `ageThreshold ${h(A)} guarantees ${G} window${G === 1 ? '' : 's'} before expireAfter, ` +
+      `ageThreshold ${h(A)} guarantees ${count(G, 'window')} before expireAfter, ` +
       `fewer than minRotationChances ${t.K}. ${text}`;
     return { A, G, findings: [finding('WeakenedChances', 'spec.ageThreshold', message, fix)] };
   }

@@ -6,6 +6,7 @@ import type { WindowFigures } from '../schedule/windows.js';
 import { formatDuration as h } from '../util/duration.js';
 import { finding, type Finding } from './findings.js';
 import type { PolicyParams } from './params.js';
+import { count } from '../util/plural.js';
 
 /** C = m · ceil(D / (t_rot_est + cooldownAfter)): rotation starts one occurrence admits (≥ 1 when D > 0). */
 export function capacityPerOccurrence(p: PolicyParams, minDurationSeconds: number, tRotEst: number): number {
@@ -43,7 +44,7 @@ function burstFindings(p: PolicyParams, t: ThroughputTerms): Finding[] {
   const { G, C, N } = t;
   if (N === null || !(N > 0) || G === null || !(G >= 1 && G * C < N)) return [];
   const message =
-    `a batch of ${N} nodes created together shares one deadline, but ${G} window${G === 1 ? '' : 's'} × ` +
+    `a batch of ${N} nodes created together shares one deadline, but ${count(G, 'window')} × ` +
     `${C} rotations per occurrence = ${G * C}; ${N - G * C} would be force-expired. ` +
     `Widen the windows, raise minRotationChances${p.forcefulFallback ? '' : ', or enable surge.forcefulFallback'}.`;
   return [finding('ThroughputBurstShortfall', 'spec.maintenanceWindows', message)];

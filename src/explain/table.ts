@@ -2,6 +2,8 @@
 import { alignColumns } from '../util/columns.js';
 import { formatDuration } from '../util/duration.js';
 import type { ExplainResult, NodePoolReport } from './explain.js';
+import { count } from '../util/plural.js';
+import { severityLabel } from '../util/severity-label.js';
 
 const dur = (s: number | null): string => (s === null ? '-' : formatDuration(s));
 const num = (n: number | null): string => (n === null ? '-' : String(n));
@@ -29,7 +31,11 @@ export function renderLegend(): string {
   return `${EXPLAIN_LEGEND.map(([c, m]) => `${c.padEnd(w)}  ${m}`).join('\n')}\n`;
 }
 
-export function renderTable(report: ExplainResult['report'], excluded: ExplainResult['excluded'] = []): string {
+export function renderTable(
+  report: ExplainResult['report'],
+  excluded: ExplainResult['excluded'] = [],
+  o: { colour?: boolean } = {},
+): string {
   const exclusion = new Map(excluded.map((x) => [x.nodePool, `excluded by ${x.plan}/${x.rule}`]));
   const header = EXPLAIN_LEGEND.map(([column]) => column);
   const rows = report.nodePools.map((p: NodePoolReport) => [
@@ -49,7 +55,7 @@ export function renderTable(report: ExplainResult['report'], excluded: ExplainRe
     if (p.findings.length === 0) continue;
     out.push('', `${p.nodePool}:`);
     for (const f of p.findings)
-      out.push(`  ${f.severity === 'fatal' ? 'FATAL  ' : 'WARNING'} ${f.reason}: ${f.message}`);
+      out.push(`  ${severityLabel(f.severity, { pad: true, colour: o.colour })} ${f.reason}: ${f.message}`);
   }
   return `${out.join('\n')}\n`;
 }
@@ -60,6 +66,6 @@ function summary(p: NodePoolReport): string {
   const warn = p.findings.length - fatal;
   const parts: string[] = [];
   if (fatal) parts.push(`${fatal} fatal`);
-  if (warn) parts.push(`${warn} warning${warn === 1 ? '' : 's'}`);
+  if (warn) parts.push(count(warn, 'warning'));
   return parts.length ? parts.join(', ') : 'ok';
 }

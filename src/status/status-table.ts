@@ -5,6 +5,7 @@ import { DateTime } from 'luxon';
 import { alignColumns } from '../util/columns.js';
 import { formatDuration } from '../util/duration.js';
 import type { PoolStatus } from './fleet-status.js';
+import { severityLabel } from '../util/severity-label.js';
 
 export interface TableOptions {
   now: number;
@@ -48,7 +49,7 @@ function notes(p: PoolStatus): string {
   const out: string[] = [];
   if (p.governance === 'conflict') out.push(`conflict: ${p.conflictingPolicies.join(', ')}`);
   if (p.frozenUntil) out.push(`frozen until ${p.frozenUntil}`);
-  for (const f of p.findings) out.push(`${f.severity === 'fatal' ? 'FATAL' : 'WARNING'} ${f.reason}`);
+  for (const f of p.findings) out.push(`${severityLabel(f.severity)} ${f.reason}`);
   return out.join('; ') || '-';
 }
 

@@ -1,0 +1,12 @@
+// A finding's severity as the command line prints it: FATAL or WARNING, in red or yellow when the output is a
+// terminal that wants colour (cli/process.ts decides: a TTY, NO_COLOR unset or empty, TERM not dumb).
+export type SeverityWord = 'fatal' | 'warning';
+
+const ANSI = { fatal: '\u001b[1;31m', warning: '\u001b[33m', reset: '\u001b[0m' } as const;
+
+/** "FATAL" or "WARNING"; `pad` fills FATAL to WARNING's width (a column), `colour` wraps it in ANSI codes. */
+export function severityLabel(severity: SeverityWord, o: { colour?: boolean; pad?: boolean } = {}): string {
+  const word = severity === 'fatal' ? 'FATAL' : 'WARNING';
+  const text = o.pad ? word.padEnd(7) : word;
+  return o.colour ? `${ANSI[severity]}${word}${ANSI.reset}${text.slice(word.length)}` : text;
+}
