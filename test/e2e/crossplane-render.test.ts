@@ -97,7 +97,7 @@ describe(`crossplane render (${binary})`, () => {
     expect(failure).toContain(
       'pipeline step "rotation-policies" returned a fatal result: NodePool general ' +
         '(RotationPolicy platform-general): spec.defaults.ageThreshold: ' +
-        'expireAfter 3d is not longer than the lead time',
+        'expireAfter 72h is not longer than the lead time',
     );
   });
 });

@@ -253,7 +253,7 @@ describe('Crossplane core composes RotationPolicies from a MaintenancePlan throu
     expect(synced.message).toContain(
       'pipeline step "rotation-policies" returned a fatal result: ' +
         'NodePool batch (RotationPolicy platform-batch, rule batch-weekends): spec.defaults.ageThreshold: ' +
-        'expireAfter 30d is not longer than the lead time K·P + t_rot = 5×6d1h + 2h17m = 30d7h17m',
+        'expireAfter 720h is not longer than the lead time K·P + t_rot = 5×145h + 2h17m = 727h17m',
     );
     expect(condition(getPlan(), 'PlanValid')).toMatchObject({ status: 'False', reason: 'NonPositiveAgeThreshold' });
     const after = new Map(planPolicies().map((p) => [p.metadata.name, p.metadata.resourceVersion]));
