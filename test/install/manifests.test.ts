@@ -242,8 +242,45 @@ describe('the values schema rejects a bad value with a message naming it', () =>
     expect(r.stderr).toContain(message);
   });
 
-  it('accepts one replica without leader election', () => {
+  it('accepts one replica without leader election, and then renders no PodDisruptionBudget', () => {
     const ms = manifests(helmTemplate(['replicas=1', 'controller.leaderElect=false']));
     expect(deployment(ms).container.args).not.toContain('--leader-elect');
+    expect(ms.filter((m) => m.kind === 'PodDisruptionBudget')).toEqual([]);
+  });
+});
+
+describe("the chart's conventions (Karpenter's and cert-manager's charts)", () => {
+  it('accepts global values from an umbrella chart', () => {
+    expect(deployment(manifests(helmTemplate(['global.imageRegistry=example.com']))).replicas).toBe(2);
+  });
+
+  it('runs the controller at system-cluster-critical by default, as the kustomize base does; empty: none', () => {
+    for (const ms of [helmDefault, kustomize])
+      expect((deployment(ms).pod as { priorityClassName?: string }).priorityClassName).toBe('system-cluster-critical');
+    const none = deployment(manifests(helmTemplate(['priorityClassName=']))).pod as { priorityClassName?: string };
+    expect(none.priorityClassName).toBeUndefined();
+  });
+
+  it('takes security contexts, extra env, volumes and mounts from values (OpenShift: contexts left to the SCC)', () => {
+    const ms = manifests(
+      helmTemplate([
+        'podSecurityContext=null',
+        'securityContext.readOnlyRootFilesystem=false',
+        'extraEnv[0].name=HTTPS_PROXY',
+        'extraEnv[0].value=http://proxy:3128',
+        'extraVolumes[0].name=ca',
+        'extraVolumes[0].configMap.name=corp-ca',
+        'extraVolumeMounts[0].name=ca',
+        'extraVolumeMounts[0].mountPath=/etc/ssl/corp',
+      ]),
+    );
+    const { pod, container } = deployment(ms);
+    const c = container as Container & { env: { name: string; value?: string }[]; volumeMounts: unknown[] };
+    expect(pod.securityContext).toBeUndefined();
+    expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: false, allowPrivilegeEscalation: false });
+    expect(c.env.at(-1)).toEqual({ name: 'HTTPS_PROXY', value: 'http://proxy:3128' });
+    expect(c.volumeMounts).toEqual([{ name: 'ca', mountPath: '/etc/ssl/corp' }]);
+    expect((pod as { volumes?: unknown[] }).volumes).toEqual([{ name: 'ca', configMap: { name: 'corp-ca' } }]);
+    expect(kubeconform(ms.map((m) => JSON.stringify(m)).join('\n---\n'))).toMatch(/^exit 0/);
   });
 });
