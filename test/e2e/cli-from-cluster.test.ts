@@ -3,7 +3,8 @@
 // what-if that shortens expireAfter below the lead time is flagged); a read that RBAC denies, a missing
 // context and an unreadable kubeconfig are each one clear line and exit 2. `status` shows the rotation the
 // controller has in flight, as the objects and the policy's status say.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -12,7 +13,7 @@ import { main } from '../../cli/main.js';
 import type { RotationPolicySpec } from '../../src/generated/api-types.js';
 import type { PoolStatus } from '../../src/status/fleet-status.js';
 import type { PoolWhatIf } from '../../src/simulate/what-if.js';
-import { readClusterEnv } from './helpers/cluster.js';
+import { readClusterEnv, repoRoot } from './helpers/cluster.js';
 import { limitedPoolWithApp, ON_DEMAND_AMD64, poolWithApp } from './helpers/context.js';
 import { ALWAYS_OPEN, useController } from './helpers/controller-context.js';
 import { waitFor } from './helpers/k8s.js';
@@ -40,6 +41,27 @@ describe('the CLI reads the cluster it is pointed at', () => {
   const { kube, res } = ctx;
   const dir = mkdtempSync(path.join(tmpdir(), 'nr-from-cluster-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('the kubectl plugin, installed as the README says (a link named kubectl-noderotation on PATH)', () => {
+    const env = readClusterEnv();
+    const bin = path.join(dir, 'plugin-bin');
+    mkdirSync(bin, { recursive: true });
+    symlinkSync(path.join(repoRoot, 'bin/kubectl-noderotation.js'), path.join(bin, 'kubectl-noderotation'));
+    const run = (args: string[]) =>
+      spawnSync(env.kubectl, args, {
+        encoding: 'utf8',
+        env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, KUBECONFIG: env.kubeconfig },
+      });
+    const list = run(['plugin', 'list']);
+    expect(list.stdout).toContain(path.join(bin, 'kubectl-noderotation'));
+    const version = run(['noderotation', 'version']);
+    expect(version.status, version.stderr).toBe(0);
+    expect(version.stdout).toMatch(/^noderotation \d+\.\d+\.\d+/);
+    // kubectl's own flags are not passed on: the plugin reads the cluster KUBECONFIG names, as kubectl does.
+    const explain = run(['noderotation', 'explain', '-o', 'json', '--now', NOW]);
+    expect(explain.status, explain.stderr).toBeLessThanOrEqual(1);
+    expect(Array.isArray((JSON.parse(explain.stdout) as { nodePools: unknown[] }).nodePools)).toBe(true);
+  });
 
   it('explain --from-cluster = explain -f on the kubectl export; -f overrides; RBAC, context, kubeconfig', async () => {
     const { kubeconfig } = readClusterEnv();
