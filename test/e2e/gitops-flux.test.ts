@@ -272,7 +272,7 @@ describe('Flux syncs a fleet repository; Crossplane composes its plan; the contr
     expect(event.message).toContain(`MaintenancePlan/${PLAN} status: 'Failed'`);
     const synced = condition(getJson<Obj>(['get', 'maintenanceplan', PLAN]), 'Synced');
     expect(synced?.status).toBe('False');
-    expect(synced?.message).toContain('spec.defaults.ageThreshold: ageThreshold 30d leaves 0 guaranteed windows');
+    expect(synced?.message).toContain('spec.defaults.ageThreshold: ageThreshold 720h leaves 0 guaranteed windows');
     // Crossplane applies nothing from a FATAL answer.
     expect(planPolicies().map((p) => JSON.stringify(p.spec))).toEqual(before);
   });
