@@ -42,27 +42,6 @@ describe('the CLI reads the cluster it is pointed at', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'nr-from-cluster-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('the kubectl plugin, installed as the README says (a link named kubectl-noderotation on PATH)', () => {
-    const env = readClusterEnv();
-    const bin = path.join(dir, 'plugin-bin');
-    mkdirSync(bin, { recursive: true });
-    symlinkSync(path.join(repoRoot, 'bin/kubectl-noderotation.js'), path.join(bin, 'kubectl-noderotation'));
-    const run = (args: string[]) =>
-      spawnSync(env.kubectl, args, {
-        encoding: 'utf8',
-        env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, KUBECONFIG: env.kubeconfig },
-      });
-    const list = run(['plugin', 'list']);
-    expect(list.stdout).toContain(path.join(bin, 'kubectl-noderotation'));
-    const version = run(['noderotation', 'version']);
-    expect(version.status, version.stderr).toBe(0);
-    expect(version.stdout).toMatch(/^noderotation \d+\.\d+\.\d+/);
-    // kubectl's own flags are not passed on: the plugin reads the cluster KUBECONFIG names, as kubectl does.
-    const explain = run(['noderotation', 'explain', '-o', 'json', '--now', NOW]);
-    expect(explain.status, explain.stderr).toBeLessThanOrEqual(1);
-    expect(Array.isArray((JSON.parse(explain.stdout) as { nodePools: unknown[] }).nodePools)).toBe(true);
-  });
-
   it('explain --from-cluster = explain -f on the kubectl export; -f overrides; RBAC, context, kubeconfig', async () => {
     const { kubeconfig } = readClusterEnv();
     const { pool } = await poolWithApp(kube, res, 'e2e-cli', ON_DEMAND_AMD64);
@@ -146,6 +125,28 @@ describe('the CLI reads the cluster it is pointed at', () => {
     const noFile = await cli(['explain', '--from-cluster', '--kubeconfig', path.join(dir, 'missing')]);
     expect(noFile.code).toBe(2);
     expect(noFile.stderr).toContain(`--from-cluster: cannot load --kubeconfig ${path.join(dir, 'missing')}`);
+  });
+
+  // After the test above: its NodePool and RotationPolicy are still there for explain to read.
+  it('the kubectl plugin, installed as the README says (a link named kubectl-noderotation on PATH)', () => {
+    const env = readClusterEnv();
+    const bin = path.join(dir, 'plugin-bin');
+    mkdirSync(bin, { recursive: true });
+    symlinkSync(path.join(repoRoot, 'bin/kubectl-noderotation.js'), path.join(bin, 'kubectl-noderotation'));
+    const run = (args: string[]) =>
+      spawnSync(env.kubectl, args, {
+        encoding: 'utf8',
+        env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, KUBECONFIG: env.kubeconfig },
+      });
+    const list = run(['plugin', 'list']);
+    expect(list.stdout).toContain(path.join(bin, 'kubectl-noderotation'));
+    const version = run(['noderotation', 'version']);
+    expect(version.status, version.stderr).toBe(0);
+    expect(version.stdout).toMatch(/^noderotation \d+\.\d+\.\d+/);
+    // kubectl's own flags are not passed on: the plugin reads the cluster KUBECONFIG names, as kubectl does.
+    const explain = run(['noderotation', 'explain', '-o', 'json', '--now', NOW]);
+    expect(explain.status, explain.stderr).toBeLessThanOrEqual(1);
+    expect(Array.isArray((JSON.parse(explain.stdout) as { nodePools: unknown[] }).nodePools)).toBe(true);
   });
 
   it('status shows the rotation the controller has in flight: claim, phase, since; the controller’s view', async () => {

@@ -9,6 +9,7 @@
 //    consolidation candidate (so the test can fail), while for ours Karpenter reports the placeholder's
 //    annotation as what blocks it, and our surge node is still there, unfrozen, when the control's was judged.
 // (A rotation left in flight in the reference's form is adopted by the controller: controller-takeover.test.ts.)
+import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { A } from '../../src/engine/annotations.js';
 import { decide } from '../../src/engine/decide.js';
@@ -104,10 +105,22 @@ async function holdTheGap(
   expect(created.pod.metadata.annotations?.[A.doNotDisrupt]).toBe(withPodAnnotation ? 'true' : undefined);
   const placeholder = created.pod.metadata.name;
 
+  // Kubernetes' taint-eviction controller can delete a Pod bound in the very moment Karpenter lifts the new node's
+  // karpenter.sh/unregistered NoExecute taint (it judged the binding on the node as it was just before: seen in
+  // kube-controller-manager's log, "Deleting pod" by taint-eviction-controller). The controller would create the
+  // placeholder again on its next pass (the placeholder's lifetime, docs/controller.md); no pass runs in the gap
+  // this test holds open, so the test creates the same Pod again, as that pass would.
+  let recreated = 0;
   const surgeNode = await waitFor(
     `the placeholder of ${pool} running on a new node`,
     async () => {
       const p = await kube.getPod(ns, placeholder);
+      if (p === undefined && recreated < 3) {
+        recreated++;
+        console.warn(`${pool}: the placeholder ${placeholder} was deleted before it ran; creating it again`);
+        await kube.core.createNamespacedPod({ namespace: ns, body: created.pod as unknown as V1Pod });
+        return undefined;
+      }
       const host = p?.spec?.nodeName;
       return p?.status?.phase === 'Running' && host && host !== old.status?.nodeName && host !== b ? host : undefined;
     },

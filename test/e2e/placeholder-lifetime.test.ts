@@ -91,7 +91,9 @@ describe('the placeholder holds the surge capacity until the drain is over (issu
     const gone = samples.findIndex((s, i) => i > held && !s.claims.includes(old));
     expect(gone, `${old} gone after the placeholder was seen holding\n${seen}`).toBeGreaterThan(held);
     const uid = samples[held]?.placeholderPods[0]?.uid;
-    for (const s of samples.slice(held, gone)) {
+    // A sample in which the old claim vanished between its reads (claims, then Pods, then claims again) may show
+    // the completion's delete already: it says nothing about the drain.
+    for (const s of samples.slice(held, gone).filter((x) => x.claimsAfter.includes(old))) {
       expect(holding(s, surge) && s.placeholderPods[0]?.uid === uid, `held at every sample of the drain\n${seen}`).toBe(
         true,
       );

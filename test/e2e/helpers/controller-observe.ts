@@ -62,6 +62,11 @@ export interface PoolSample {
   claims: string[];
   /** Those of them being deleted (deletionTimestamp set), by name. */
   deleting: string[];
+  /**
+   * The pool's NodeClaims read again after the Pods: a claim listed in `claims` but not here vanished while the
+   * sample was taken, so what the Pods show may already follow its end.
+   */
+  claimsAfter: string[];
   /** Placeholder Pods (label `surge-for`) in the controller's namespace for this pool, by name. */
   placeholders: string[];
   /**
@@ -124,6 +129,7 @@ export class PoolSampler {
           this.kube.pods(this.namespace, `${A.surgeFor},karpenter.sh/nodepool=${this.pool}`),
           w ? this.kube.pods(w.namespace, w.selector || undefined) : Promise.resolve([]),
         ]);
+        const claimsAfter = await this.kube.nodeClaims(this.pool);
         this.samples.push({
           at: Date.now(),
           anchor: pool?.metadata.annotations?.[A.activeRotation],
@@ -132,6 +138,7 @@ export class PoolSampler {
             .filter((c) => c.metadata.deletionTimestamp)
             .map((c) => c.metadata.name)
             .sort(),
+          claimsAfter: claimsAfter.map((c) => c.metadata.name).sort(),
           placeholders: pods.map((p) => p.metadata?.name ?? '').sort(),
           placeholderPods: byName(pods.map(viewOf)),
           workload: byName(workload.map(viewOf)),
