@@ -127,9 +127,10 @@ describe('the CLI reads the cluster it is pointed at', () => {
     expect(noFile.stderr).toContain(`--from-cluster: cannot load --kubeconfig ${path.join(dir, 'missing')}`);
   });
 
-  // After the test above: its NodePool and RotationPolicy are still there for explain to read.
-  it('the kubectl plugin, installed as the README says (a link named kubectl-noderotation on PATH)', () => {
+  it('the kubectl plugin, installed as the README says (a link named kubectl-noderotation on PATH)', async () => {
     const env = readClusterEnv();
+    const { pool } = await poolWithApp(kube, res, 'e2e-cli-plugin', ON_DEMAND_AMD64);
+    await ctx.policy(`${pool}-policy`, { nodePools: [pool], maintenanceWindows: WINDOWS });
     const bin = path.join(dir, 'plugin-bin');
     mkdirSync(bin, { recursive: true });
     symlinkSync(path.join(repoRoot, 'bin/kubectl-noderotation.js'), path.join(bin, 'kubectl-noderotation'));
@@ -146,7 +147,8 @@ describe('the CLI reads the cluster it is pointed at', () => {
     // kubectl's own flags are not passed on: the plugin reads the cluster KUBECONFIG names, as kubectl does.
     const explain = run(['noderotation', 'explain', '-o', 'json', '--now', NOW]);
     expect(explain.status, explain.stderr).toBeLessThanOrEqual(1);
-    expect(Array.isArray((JSON.parse(explain.stdout) as { nodePools: unknown[] }).nodePools)).toBe(true);
+    const rows = (JSON.parse(explain.stdout) as { nodePools: { nodePool: string; policy: string | null }[] }).nodePools;
+    expect(rows.find((r) => r.nodePool === pool)?.policy).toBe(`${pool}-policy`);
   });
 
   it('status shows the rotation the controller has in flight: claim, phase, since; the controller’s view', async () => {
