@@ -2,7 +2,6 @@
 // status and at most a few lines. Each subcommand is a thin shell over the pure core: it reads input, injects
 // the clock, and prints.
 import { CommanderError } from 'commander';
-import { ControllerUsageError } from '../controller/flags.js';
 import { InputFileError, readStdinBounded } from './io.js';
 import { buildProgram, CommandUsageError } from './program.js';
 import { EXIT_INTERNAL, EXIT_INVALID, processStopSignal, type Io } from './process.js';
@@ -44,10 +43,6 @@ export async function main(argv: string[], io: Partial<Io> & Pick<Io, 'stdout' |
     }
     if (err instanceof CommandUsageError) {
       usageLine(full, err.command, err.message);
-      return EXIT_INVALID;
-    }
-    if (err instanceof ControllerUsageError) {
-      usageLine(full, 'noderotation controller', err.message);
       return EXIT_INVALID;
     }
     if (err instanceof InputFileError) {
