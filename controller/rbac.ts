@@ -87,11 +87,11 @@ const toRule = (r: Rule) => ({ apiGroups: r.apiGroups, resources: r.resources, v
  * The RBAC manifests: ServiceAccount, ClusterRole + binding, Role + binding in `namespace`. `name` names all
  * five (the e2e tests give each run its own, so that parallel namespaces never share a binding).
  */
-export function rbacManifests(namespace: string, name = NAME): Record<string, unknown>[] {
+export function rbacManifests(namespace: string, name = NAME, serviceAccount = name): Record<string, unknown>[] {
   const labels = { 'app.kubernetes.io/name': 'noderotation', 'app.kubernetes.io/component': 'controller' };
-  const subject = [{ kind: 'ServiceAccount', name, namespace }];
+  const subject = [{ kind: 'ServiceAccount', name: serviceAccount, namespace }];
   return [
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace, labels } },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: serviceAccount, namespace, labels } },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',

@@ -15,6 +15,17 @@ export const ALERTS = 'deploy/prometheus/alerts.yaml';
 export const DASHBOARD = 'deploy/grafana/noderotation.json';
 const FUNCTION_ROLE = 'examples/crossplane/clusterrole.yaml';
 
+/** A CRD's chart labels, and Helm's keep policy when crds.keep. */
+const CRD_META = [
+  '  labels:',
+  '    {{- include "noderotation.labels" . | nindent 4 }}',
+  '  {{- if .Values.crds.keep }}',
+  '  annotations:',
+  '    helm.sh/resource-policy: keep',
+  '  {{- end }}',
+  '',
+].join('\n');
+
 const generatedFrom = (source: string, hash = '#'): string =>
   `${hash} Generated from ${source} by \`npm run generate\`; do not edit.\n`;
 
@@ -36,6 +47,7 @@ function chartTemplate(source: string, manifests: Record<string, unknown>[], con
   const body = docs
     .join('')
     .replaceAll('NAMESPACE__', '{{ .Release.Namespace }}')
+    .replaceAll('SERVICEACCOUNT__', '{{ include "noderotation.serviceAccountName" . }}')
     .replaceAll('NAME__', '{{ include "noderotation.fullname" . }}')
     .replaceAll('labels: LABELS__', labels);
   return (
@@ -48,15 +60,31 @@ export function installFiles(root: string): Map<string, string> {
   const read = (p: string): string => readFileSync(join(root, p), 'utf8');
   const out = new Map<string, string>();
 
+  // The CRDs as templates rather than in crds/ (which Helm installs once and never upgrades): rendered with
+  // crds.install, and kept by Helm on uninstall with crds.keep (deleting a CRD deletes every policy and plan).
   for (const f of CRD_FILES)
-    out.set(`${CHART}/crds/${f}`, generatedFrom(`deploy/crds/${f}`) + read(`deploy/crds/${f}`));
-  out.set(`${CHART}/templates/rbac.yaml`, chartTemplate('controller/rbac.ts', rbacManifests('NAMESPACE__', 'NAME__')));
+    out.set(
+      `${CHART}/templates/crds/${f}`,
+      `{{- /* Generated from deploy/crds/${f} by \`npm run generate\`; do not edit. */ -}}\n` +
+        `{{- if .Values.crds.install }}\n` +
+        read(`deploy/crds/${f}`).replace(/^metadata:\n {2}name: .*\n/m, (m) => `${m}${CRD_META}`) +
+        '{{- end }}\n',
+    );
+  // The ServiceAccount is the chart's own template (serviceAccount.create, its annotations); the roles bind the
+  // one the values name.
+  out.set(
+    `${CHART}/templates/rbac.yaml`,
+    chartTemplate(
+      'controller/rbac.ts',
+      rbacManifests('NAMESPACE__', 'NAME__', 'SERVICEACCOUNT__').filter((m) => m.kind !== 'ServiceAccount'),
+    ),
+  );
   // The policies match the release's ServiceAccount (admissionPolicy.enabled).
   out.set(
     `${CHART}/templates/admission.yaml`,
     chartTemplate(
       'controller/admission.ts',
-      admissionPolicy({ namespace: 'NAMESPACE__', serviceAccount: 'NAME__' }),
+      admissionPolicy({ namespace: 'NAMESPACE__', serviceAccount: 'SERVICEACCOUNT__', name: 'NAME__' }),
       '.Values.admissionPolicy.enabled',
     ),
   );

@@ -133,7 +133,7 @@ describe('the installation on a real apiserver (server-side dry-run, strict fiel
   });
 
   it('accepts the Helm chart with every option on', () => {
-    const args = ['template', 'noderotation', CHART, '--namespace', ns, '--include-crds'];
+    const args = ['template', 'noderotation', CHART, '--namespace', ns];
     for (const s of ALL_ON.filter((s) => !s.startsWith('namespace.'))) args.push('--set', s);
     const objects = manifests(ok(toolPath('helm'), args));
     const r = dryRun(objects);

@@ -2,11 +2,15 @@
 // renders through kubeconform -strict (our schemas, Kubernetes' own, prometheus-operator's and Crossplane's), the
 // controller's RBAC exactly controller/rbac.ts in both, its admission policies exactly controller/admission.ts, the
 // Deployment's hardening, and the values schema.
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { admissionPolicy, NODE_SPEC_FIELDS } from '../../controller/admission.js';
+import { ControllerMetrics } from '../../controller/metrics.js';
 import { CLUSTER_RULES, NAMESPACE_RULES, type Rule } from '../../controller/rbac.js';
 import {
   ALL_ON,
@@ -46,6 +50,7 @@ const find = (ms: Manifest[], kind: string, name?: string): Manifest => {
 const rules = (rs: Rule[]) => rs.map((r) => ({ apiGroups: r.apiGroups, resources: r.resources, verbs: r.verbs }));
 
 type Container = {
+  image: string;
   args: string[];
   resources: { requests: Record<string, string>; limits: Record<string, string> };
   securityContext: Record<string, unknown>;
@@ -282,5 +287,149 @@ describe("the chart's conventions (Karpenter's and cert-manager's charts)", () =
     expect(c.volumeMounts).toEqual([{ name: 'ca', mountPath: '/etc/ssl/corp' }]);
     expect((pod as { volumes?: unknown[] }).volumes).toEqual([{ name: 'ca', configMap: { name: 'corp-ca' } }]);
     expect(kubeconform(ms.map((m) => JSON.stringify(m)).join('\n---\n'))).toMatch(/^exit 0/);
+  });
+});
+
+describe("the chart's ServiceAccount, names and CRDs", () => {
+  const users = (ms: Manifest[]) =>
+    ms
+      .filter((m) => m.kind === 'ValidatingAdmissionPolicy')
+      .map((m) => (m.spec as { matchConditions: { expression: string }[] }).matchConditions[0]!.expression);
+  const subjects = (ms: Manifest[]) =>
+    ms
+      .filter((m) => m.kind === 'ClusterRoleBinding' || m.kind === 'RoleBinding')
+      .flatMap((m) => (m as unknown as { subjects: { name: string }[] }).subjects.map((s) => s.name));
+
+  it('creates its ServiceAccount with annotations, or runs as an existing one: bindings and admission follow', () => {
+    const made = manifests(
+      helmTemplate(['serviceAccount.name=rotator', 'serviceAccount.annotations.example\\.com/role=nr']),
+    );
+    expect(find(made, 'ServiceAccount').metadata).toMatchObject({
+      name: 'rotator',
+      annotations: { 'example.com/role': 'nr' },
+    });
+    const existing = manifests(helmTemplate(['serviceAccount.create=false', 'serviceAccount.name=platform-sa']));
+    expect(existing.filter((m) => m.kind === 'ServiceAccount')).toEqual([]);
+    for (const [ms, sa] of [
+      [made, 'rotator'],
+      [existing, 'platform-sa'],
+      [helmDefault, 'noderotation-controller'],
+    ] as const) {
+      expect((deployment(ms).pod as { serviceAccountName?: string }).serviceAccountName).toBe(sa);
+      expect(new Set(subjects(ms))).toEqual(new Set([sa]));
+      expect(new Set(users(ms))).toEqual(
+        new Set([`request.userInfo.username == 'system:serviceaccount:${NAMESPACE}:${sa}'`]),
+      );
+      // The objects keep the chart's name whatever the ServiceAccount is called.
+      expect(find(ms, 'ClusterRole').metadata.name).toBe('noderotation-controller');
+    }
+    const r = run(toolPath('helm'), ['template', 'noderotation', CHART, '--set', 'serviceAccount.create=false']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('serviceAccount.name: name the ServiceAccount to run as');
+  });
+
+  it('names objects <release>-<name> with fullnameOverride "", and nameOverride moves the name label', () => {
+    const ms = manifests(helmTemplate(['fullnameOverride=', 'nameOverride=rotator']));
+    expect(find(ms, 'Deployment').metadata.name).toBe('noderotation-rotator');
+    expect(find(ms, 'Service').metadata.name).toBe('noderotation-rotator-metrics');
+    const d = find(ms, 'Deployment') as unknown as {
+      spec: { selector: { matchLabels: Record<string, string> }; template: { metadata: { labels: object } } };
+    };
+    expect(d.spec.selector.matchLabels['app.kubernetes.io/name']).toBe('rotator');
+    expect(d.spec.template.metadata.labels).toMatchObject(d.spec.selector.matchLabels);
+    // A release whose name already holds the chart's is not repeated.
+    const own = manifests(
+      ok(toolPath('helm'), ['template', 'noderotation-prod', CHART, '--skip-tests', '--set', 'fullnameOverride=']),
+    );
+    expect(find(own, 'Deployment').metadata.name).toBe('noderotation-prod');
+  });
+
+  it('installs the CRDs as templates, kept on uninstall by default; crds.install=false leaves them out', () => {
+    const crds = (ms: Manifest[]) => ms.filter((m) => m.kind === 'CustomResourceDefinition');
+    expect(crds(helmDefault).map((m) => m.metadata.name)).toEqual([
+      'maintenanceplans.noderotation.io',
+      'rotationpolicies.noderotation.io',
+    ]);
+    for (const c of crds(helmDefault)) {
+      expect(c.metadata.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
+      expect(c.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'Helm' });
+      // Exactly the kustomize base's CRD, but for Helm's metadata.
+      const base = find(kustomize, 'CustomResourceDefinition', c.metadata.name);
+      expect(c.spec).toEqual(base.spec);
+    }
+    expect(crds(manifests(helmTemplate(['crds.install=false'])))).toEqual([]);
+    for (const c of crds(manifests(helmTemplate(['crds.keep=false'])))) expect(c.metadata.annotations).toBeUndefined();
+  });
+});
+
+describe('helm test', () => {
+  const job = () =>
+    manifests(
+      ok(toolPath('helm'), [
+        'template',
+        'noderotation',
+        CHART,
+        '-n',
+        NAMESPACE,
+        '--show-only',
+        'templates/tests/metrics.yaml',
+      ]),
+    )[0] as unknown as {
+      metadata: { annotations: Record<string, string> };
+      spec: { template: { spec: { containers: { image: string; args: string[] }[] } } };
+    };
+
+  it('is a Job hook in the controller image that asks the metrics Service', () => {
+    const j = job();
+    expect(j.metadata.annotations['helm.sh/hook']).toBe('test');
+    const c = j.spec.template.spec.containers[0]!;
+    expect(c.image).toBe(deployment(helmDefault).container.image);
+    expect(c.args[0]).toBe('-e');
+    expect(c.args[2]).toBe(`http://noderotation-controller-metrics.${NAMESPACE}.svc:8080/metrics`);
+  });
+
+  // The script as rendered, run by node as the image runs it, against the controller's own metrics.
+  async function check(body: (m: ControllerMetrics) => Promise<string> | string, status = 200) {
+    const metrics = new ControllerMetrics();
+    const server = createServer((_req, res) => {
+      void Promise.resolve(body(metrics)).then((text) => {
+        res.writeHead(status, { 'content-type': 'text/plain' });
+        res.end(text);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const script = job().spec.template.spec.containers[0]!.args[1]!;
+    try {
+      return await new Promise<{ code: number | null; out: string }>((resolve) => {
+        execFile(process.execPath, ['-e', script, `http://127.0.0.1:${port}/metrics`], (err, stdout, stderr) =>
+          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr }),
+        );
+      });
+    } finally {
+      server.close();
+    }
+  }
+
+  it('passes when the controller answers with every watch synced, and says why it fails otherwise', async () => {
+    const synced = await check((m) => {
+      m.leader.set(1);
+      m.watchHealthy.set({ resource: 'nodes' }, 1);
+      m.watchHealthy.set({ resource: 'nodeclaims' }, 1);
+      return m.text();
+    });
+    expect(synced).toEqual({ code: 0, out: 'ok: 2 watches synced, leader=1\n' });
+    const behind = await check((m) => {
+      m.watchHealthy.set({ resource: 'nodes' }, 1);
+      m.watchHealthy.set({ resource: 'pods' }, 0);
+      return m.text();
+    });
+    expect(behind.code).toBe(1);
+    expect(behind.out).toContain('watches not synced: {resource="pods"}');
+    const other = await check(() => 'up 1\n');
+    expect(other.code).toBe(1);
+    expect(other.out).toContain('no noderotation_controller_leader series');
+    const down = await check(() => 'unavailable', 503);
+    expect(down.out).toContain('HTTP 503');
   });
 });
