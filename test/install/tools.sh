@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# The installation tools the install tests run: helm, kustomize and promtool, built from Go modules into the
-# same cache as the cluster binaries (docs/cluster.md), one directory per tool and version:
-# <cache>/bin/<tool>-<version>/<tool>. kubeconform is built by test/e2e/cluster/cluster.sh.
+# The installation tools the install tests run: helm, kustomize, promtool and actionlint (the GitHub Actions
+# workflows' linter), built from Go modules into the same cache as the cluster binaries (docs/cluster.md), one
+# directory per tool and version: <cache>/bin/<tool>-<version>/<tool>. kubeconform and the Crossplane CLI are
+# built by test/e2e/cluster/cluster.sh from its own wrapper modules.
 #
-#   tools.sh build [helm|kustomize|promtool|kubeconform|schemas]...   build (or reuse) the named tools, default all
+#   tools.sh build [helm|kustomize|promtool|actionlint|kubeconform|schemas|crossplane]...
+#                                                             build (or reuse) the named tools; default all but
+#                                                             crossplane (the release workflow's, not the tests')
 #   tools.sh path <tool>                                      print the cached binary's (or directory's) path
-#   tools.sh gen [helm|kustomize|promtool]...                 rewrite the wrapper modules (after a version bump)
+#   tools.sh gen [helm|kustomize|promtool|actionlint]...      rewrite the wrapper modules (after a version bump)
 #
 # Each tool has a committed wrapper module (modules/<tool>/go.mod + go.sum) that only requires the upstream
 # module and names the command as a `tool`: the version lives there, builds are reproducible and need nothing
@@ -28,7 +31,8 @@ upstream() {
     helm) echo "helm.sh/helm/v3 helm.sh/helm/v3/cmd/helm helm.sh/helm/v3/internal/version.version" ;;
     kustomize) echo "sigs.k8s.io/kustomize/kustomize/v5 sigs.k8s.io/kustomize/kustomize/v5 sigs.k8s.io/kustomize/api/provenance.version" ;;
     promtool) echo "github.com/prometheus/prometheus github.com/prometheus/prometheus/cmd/promtool github.com/prometheus/common/version.Version" ;;
-    *) die "unknown tool $1 (helm, kustomize, promtool)" ;;
+    actionlint) echo "github.com/rhysd/actionlint github.com/rhysd/actionlint/cmd/actionlint github.com/rhysd/actionlint.version" ;;
+    *) die "unknown tool $1 (helm, kustomize, promtool, actionlint)" ;;
   esac
 }
 
@@ -103,6 +107,10 @@ tool_path() {
     echo "${bin_root}/kubeconform-${v}/kubeconform"
     return
   fi
+  if [[ "$1" == crossplane ]]; then
+    echo "${bin_root}/crossplane-$(crossplane_version)/crossplane"
+    return
+  fi
   echo "${bin_root}/$1-$(tool_version "$1")$(flavour "$1")/$1"
 }
 
@@ -118,8 +126,8 @@ build() {
     build_schemas
     return
   fi
-  if [[ "${name}" == kubeconform ]]; then
-    bash "${here}/../e2e/cluster/cluster.sh" build kubeconform
+  if [[ "${name}" == kubeconform || "${name}" == crossplane ]]; then
+    bash "${here}/../e2e/cluster/cluster.sh" build "${name}"
     return
   fi
   read -r mod pkg xflag < <(upstream "${name}")
@@ -146,27 +154,28 @@ gen() {
     echo
     echo "require ${mod} ${version}"
   } >"${dir}/go.mod"
-  # None of the three upstream go.mod files has replace or exclude directives (which would not apply to a
+  # None of the four upstream go.mod files has replace or exclude directives (which would not apply to a
   # dependency), so requiring the module is all it takes.
   (cd "${dir}" && GOTOOLCHAIN=local GOFLAGS=-mod=mod go mod edit -tool="${pkg}" && GOTOOLCHAIN=local GOFLAGS=-mod=mod go mod tidy)
 }
 
 # The versions `gen` writes. helm v3.22.0 is the newest v3 the proxy serves; kustomize v5.8.2 is the newest
-# that builds on Go 1.26 (v5.8.3 needs Go 1.27); prometheus v0.316.0 is the newest served.
-declare -A PINNED=([helm]=v3.22.0 [kustomize]=v5.8.2 [promtool]=v0.316.0)
+# that builds on Go 1.26 (v5.8.3 needs Go 1.27); prometheus v0.316.0 is the newest served; actionlint v1.7.12 is
+# the newest the proxy lists (it lists only some of actionlint's releases).
+declare -A PINNED=([helm]=v3.22.0 [kustomize]=v5.8.2 [promtool]=v0.316.0 [actionlint]=v1.7.12)
 
 cmd="${1:-build}"
 shift || true
 case "${cmd}" in
   build)
     tools=("$@")
-    [[ ${#tools[@]} -gt 0 ]] || tools=(kubeconform helm kustomize promtool schemas)
+    [[ ${#tools[@]} -gt 0 ]] || tools=(kubeconform helm kustomize promtool actionlint schemas)
     for t in "${tools[@]}"; do build "${t}"; done
     ;;
   path) tool_path "${1:?tools.sh path <tool>}" ;;
   gen)
     tools=("$@")
-    [[ ${#tools[@]} -gt 0 ]] || tools=(helm kustomize promtool)
+    [[ ${#tools[@]} -gt 0 ]] || tools=(helm kustomize promtool actionlint)
     for t in "${tools[@]}"; do gen "${t}" "${PINNED[${t}]:?no pinned version for ${t}}"; done
     ;;
   *) die "usage: tools.sh build|path|gen [tool]..." ;;

@@ -9,7 +9,7 @@ export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 const script = path.join(repoRoot, 'test/install/tools.sh');
 
 /** The cached binary (or, for `schemas`, directory) of a tool; a clear error when it was never built. */
-export function toolPath(name: 'helm' | 'kustomize' | 'promtool' | 'kubeconform' | 'schemas'): string {
+export function toolPath(name: 'helm' | 'kustomize' | 'promtool' | 'actionlint' | 'kubeconform' | 'schemas'): string {
   const r = spawnSync('bash', [script, 'path', name], { encoding: 'utf8' });
   const p = r.stdout.trim();
   if (r.status !== 0 || !existsSync(p)) {
