@@ -22,6 +22,9 @@
 #   cluster.sh flux up|down|status
 #                       Flux's source-controller and kustomize-controller and a local Git server beside a running
 #                       cluster (flux.sh; started only by the test that needs it; down stops it with the rest)
+#   cluster.sh registry up|down|status
+#                       a local OCI registry for Helm charts (chart-registry.sh; prints host:port; started by
+#                       install-paths.test.ts; down stops it with the rest)
 #
 # Environment:
 #   NODEROTATION_CACHE      binary cache (default ${XDG_CACHE_HOME:-$HOME/.cache}/noderotation),
@@ -731,6 +734,7 @@ cmd_down() {
   # Crossplane: pruning what Flux applied may need Crossplane to remove its finalizers.
   cmd_flux_down
   cmd_crossplane_down
+  cmd_registry_down
   for ((i = ${#components[@]} - 1; i >= 0; i--)); do
     stop_component "${components[i]}"
   done
@@ -776,6 +780,8 @@ cmd_status() {
 source "${here}/crossplane-core.sh"
 # shellcheck source=flux.sh
 source "${here}/flux.sh"
+# shellcheck source=chart-registry.sh
+source "${here}/chart-registry.sh"
 
 # restart <component> [seconds]: what a crash and the kubelet's restart do to one component, on a running cluster.
 cmd_restart() {
@@ -819,6 +825,17 @@ case "${1:-}" in
         ;;
     esac
     ;;
+  registry)
+    case "${2:-}" in
+      up) cmd_registry_up ;;
+      down) cmd_registry_down ;;
+      status) cmd_registry_status ;;
+      *)
+        echo "usage: $0 registry up|down|status" >&2
+        exit 2
+        ;;
+    esac
+    ;;
   flux)
     case "${2:-}" in
       up) cmd_flux_up ;;
@@ -831,7 +848,7 @@ case "${1:-}" in
     esac
     ;;
   *)
-    echo "usage: $0 build [component...]|up|down|status|env|restart <component> [seconds]|crossplane up|down|status|flux up|down|status" >&2
+    echo "usage: $0 build [component...]|up|down|status|env|restart <component> [seconds]|crossplane up|down|status|flux up|down|status|registry up|down|status" >&2
     exit 2
     ;;
 esac
