@@ -1,34 +1,82 @@
 // The terminal form of `explain`: one aligned row per NodePool, then each finding with its fix.
+import type { Figures } from '../derivation/derive.js';
 import { alignColumns } from '../util/columns.js';
 import { formatDuration } from '../util/duration.js';
 import type { ExplainResult, NodePoolReport } from './explain.js';
 import { count } from '../util/plural.js';
 import { severityLabel } from '../util/severity-label.js';
 
-const dur = (s: number | null): string => (s === null ? '-' : formatDuration(s));
 const num = (n: number | null): string => (n === null ? '-' : String(n));
+
+/** One column of the table: its header, what it means, and for a derived figure the field it shows. */
+export interface LegendEntry {
+  column: string;
+  meaning: string;
+  /** The figure the column shows (a duration for the *Seconds fields, a count otherwise). */
+  figure?: keyof Figures;
+}
 
 /**
  * What each column of the table means, in the words of docs/design.md §1.4 (its symbols in brackets); `explain
- * --legend` prints it, and the simulate HTML report shows the same lines.
+ * --legend` prints it, the table's header is its columns, and the simulate HTML report shows the figures' lines.
  */
-export const EXPLAIN_LEGEND: readonly (readonly [column: string, meaning: string])[] = [
-  ['NODEPOOL', 'the Karpenter NodePool'],
-  ['POLICY', 'the RotationPolicy that governs it, or (none)'],
-  ['PERIOD(P)', 'the longest wait from one window opening to the next (start to start)'],
-  ['t_rot', 'the longest a rotation may take: readyTimeout + terminationGracePeriod + 2m'],
-  ['LEAD', 'how long before its forced expiry a node becomes a candidate: K·P + t_rot (K = minRotationChances)'],
-  ['AGE-THRESHOLD(A)', 'the age at which a node becomes a candidate: expireAfter − LEAD'],
-  ['CHANCES(G)', 'the windows each node is guaranteed before its forced expiry'],
-  ['t_rot_est', 'how long a healthy rotation takes: provisioningEstimate + drainEstimate'],
-  ['CAPACITY(C)', 'rotations one window occurrence admits (the shortest occurrence)'],
-  ['FINDINGS', 'ok, or the count of fatal findings and warnings, listed below the table with their fixes'],
+export const EXPLAIN_LEGEND: readonly LegendEntry[] = [
+  { column: 'NODEPOOL', meaning: 'the Karpenter NodePool' },
+  { column: 'POLICY', meaning: 'the RotationPolicy that governs it, or (none)' },
+  {
+    column: 'PERIOD(P)',
+    meaning: 'the longest wait from one window opening to the next (start to start)',
+    figure: 'windowPeriodSeconds',
+  },
+  {
+    column: 't_rot',
+    meaning: 'the longest a rotation may take: readyTimeout + terminationGracePeriod + 2m',
+    figure: 'rotationBoundSeconds',
+  },
+  {
+    column: 'LEAD',
+    meaning: 'how long before its forced expiry a node becomes a candidate: K·P + t_rot (K = minRotationChances)',
+    figure: 'leadTimeSeconds',
+  },
+  {
+    column: 'AGE-THRESHOLD(A)',
+    meaning: 'the age at which a node becomes a candidate: expireAfter − LEAD',
+    figure: 'ageThresholdSeconds',
+  },
+  {
+    column: 'CHANCES(G)',
+    meaning: 'the windows each node is guaranteed before its forced expiry',
+    figure: 'guaranteedChances',
+  },
+  {
+    column: 't_rot_est',
+    meaning: 'how long a healthy rotation takes: provisioningEstimate + drainEstimate',
+    figure: 'expectedRotationSeconds',
+  },
+  {
+    column: 'CAPACITY(C)',
+    meaning: 'rotations one window occurrence admits (the shortest occurrence)',
+    figure: 'capacityPerOccurrence',
+  },
+  {
+    column: 'FINDINGS',
+    meaning: 'ok, or the count of fatal findings and warnings, listed below the table with their fixes',
+  },
 ];
+
+/** The derived figures' columns, in the table's order (they stand together, between POLICY and FINDINGS). */
+export const FIGURE_LEGEND = EXPLAIN_LEGEND.filter(
+  (e): e is LegendEntry & { figure: keyof Figures } => e.figure !== undefined,
+);
+
+/** A figure as the table prints it: a duration in h/m/s, a count as it is, '-' where there is none. */
+export const figureText = (figure: keyof Figures, value: number | null): string =>
+  value === null ? '-' : figure.endsWith('Seconds') ? formatDuration(value) : num(value);
 
 /** The legend as aligned lines. */
 export function renderLegend(): string {
-  const w = Math.max(...EXPLAIN_LEGEND.map(([c]) => c.length));
-  return `${EXPLAIN_LEGEND.map(([c, m]) => `${c.padEnd(w)}  ${m}`).join('\n')}\n`;
+  const w = Math.max(...EXPLAIN_LEGEND.map((e) => e.column.length));
+  return `${EXPLAIN_LEGEND.map((e) => `${e.column.padEnd(w)}  ${e.meaning}`).join('\n')}\n`;
 }
 
 export function renderTable(
@@ -37,17 +85,11 @@ export function renderTable(
   o: { colour?: boolean } = {},
 ): string {
   const exclusion = new Map(excluded.map((x) => [x.nodePool, `excluded by ${x.plan}/${x.rule}`]));
-  const header = EXPLAIN_LEGEND.map(([column]) => column);
+  const header = EXPLAIN_LEGEND.map((e) => e.column);
   const rows = report.nodePools.map((p: NodePoolReport) => [
     p.nodePool,
     p.policy ?? '(none)',
-    dur(p.windowPeriodSeconds),
-    dur(p.rotationBoundSeconds),
-    dur(p.leadTimeSeconds),
-    dur(p.ageThresholdSeconds),
-    num(p.guaranteedChances),
-    dur(p.expectedRotationSeconds),
-    num(p.capacityPerOccurrence),
+    ...FIGURE_LEGEND.map((e) => figureText(e.figure, p[e.figure])),
     exclusion.get(p.nodePool) ?? summary(p),
   ]);
   const out = alignColumns(header, rows);

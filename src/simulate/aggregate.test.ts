@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Scenario } from '../generated/api-types.js';
-import { dailySeries, endingOf, nodesAtRisk, sampleLives } from './aggregate.js';
+import { dailySeries, endingOf, localDays, nodesAtRisk, sampleLives } from './aggregate.js';
 import { simulate, type NodeLife, type SimulationResult } from './simulate.js';
 
 const START = Date.parse('2027-01-04T00:00:00Z');
@@ -37,6 +37,7 @@ function result(timeline: NodeLife[], o: Partial<SimulationResult> = {}): Simula
     maxConcurrentRotations: 0,
     figures: {} as SimulationResult['figures'],
     windows: [],
+    timezones: ['UTC'],
     timeline,
     ...o,
   };
@@ -165,6 +166,67 @@ describe('dailySeries', () => {
 
   it('a partial last day is a day of its own', () => {
     expect(dailySeries(result([], { end: at(49) })).days).toHaveLength(3);
+  });
+
+  it('in a zone, the days are its calendar days: an ending on the local day it falls on', () => {
+    // 2027-01-04T00:00Z is 19:00 on the 3rd in New York: a first day of 5 hours, then whole local days.
+    const s = dailySeries(
+      result([
+        life({ node: 'a', end: 'rotated', drainStartedAt: at(4), endedAt: at(4.2) }),
+        life({ node: 'b', end: 'rotated', drainStartedAt: at(6), endedAt: at(6.2) }),
+      ]),
+      'America/New_York',
+    );
+    expect(s.days.map((d) => [d.date, d.start, d.graceful])).toEqual([
+      ['2027-01-03', '2027-01-04T00:00:00Z', 1],
+      ['2027-01-04', '2027-01-04T05:00:00Z', 1],
+      ['2027-01-05', '2027-01-05T05:00:00Z', 0],
+      ['2027-01-06', '2027-01-06T05:00:00Z', 0],
+    ]);
+  });
+});
+
+describe('localDays: a run cut into the calendar days of a zone', () => {
+  const hours = (days: { start: number }[], end: number) =>
+    days.map((d, i) => ((days[i + 1]?.start ?? end) - d.start) / H);
+
+  it.each([
+    {
+      reason: 'New York in spring: the day of the change is 23 hours, the days after start at 04:00Z',
+      zone: 'America/New_York',
+      from: '2027-03-13T05:00:00Z',
+      to: '2027-03-16T04:00:00Z',
+      dates: ['2027-03-13', '2027-03-14', '2027-03-15'],
+      lengths: [24, 23, 24],
+    },
+    {
+      reason: 'New York in autumn: 25 hours',
+      zone: 'America/New_York',
+      from: '2027-11-06T04:00:00Z',
+      to: '2027-11-09T05:00:00Z',
+      dates: ['2027-11-06', '2027-11-07', '2027-11-08'],
+      lengths: [24, 25, 24],
+    },
+    {
+      reason: 'Berlin, starting mid-day: the first day is cut at the start',
+      zone: 'Europe/Berlin',
+      from: '2027-03-27T12:00:00Z',
+      to: '2027-03-29T12:00:00Z',
+      dates: ['2027-03-27', '2027-03-28', '2027-03-29'],
+      lengths: [11, 23, 14],
+    },
+    {
+      reason: 'UTC: whole days from a midnight start, a partial last day of its own',
+      zone: 'UTC',
+      from: '2027-01-04T00:00:00Z',
+      to: '2027-01-06T01:00:00Z',
+      dates: ['2027-01-04', '2027-01-05', '2027-01-06'],
+      lengths: [24, 24, 1],
+    },
+  ])('$reason', ({ zone, from, to, dates, lengths }) => {
+    const days = localDays(Date.parse(from), Date.parse(to), zone);
+    expect(days.map((d) => d.date)).toEqual(dates);
+    expect(hours(days, Date.parse(to))).toEqual(lengths);
   });
 });
 

@@ -1,13 +1,18 @@
 // The simulation summed per day, for the picture of a fleet too large to draw node by node: how many rotations,
 // fallbacks and forceful expirations each day held, how much of it a window covered, and how many nodes were at
-// risk (their deadline before their next chance in a window). Pure: everything comes from the result.
+// risk (their deadline before their next chance in a window). A day is a calendar day of a time zone, the
+// policy's: midnight to midnight, 23 or 25 hours across a DST change, the first and last cut at the run's start
+// and end. Pure: everything comes from the result.
+import { offsetMinutes, wallToInstant } from '../schedule/zone.js';
 import type { NodeLife, SimulationResult } from './simulate.js';
 
 export const DAY_MS = 86_400_000;
 
 export interface DayCounts {
-  /** The day's first instant (the run's start plus whole days), RFC 3339. */
+  /** The day's first instant (its midnight in the zone, or the run's start for the first day), RFC 3339. */
   start: string;
+  /** The calendar date in the zone, YYYY-MM-DD. */
+  date: string;
   /** Graceful rotations whose old node started draining this day. */
   graceful: number;
   /** Forceful fallbacks (surge-less, in a window) started this day. */
@@ -43,12 +48,40 @@ export function endingOf(
   return null;
 }
 
-/** The day index of `at` in a run of `count` days from `start`; the run's very end falls in its last day. */
-const dayOf = (at: number, start: number, count: number): number =>
-  Math.min(count - 1, Math.max(0, Math.floor((at - start) / DAY_MS)));
+/** The index of the day holding `at` (starts ascending); the run's very end falls in its last day. */
+function dayOf(at: number, starts: readonly number[]): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if ((starts[mid] as number) <= at) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
 
-/** Whole days from start to end, at least one (a partial last day counts as a day). */
-export const dayCount = (start: number, end: number): number => Math.max(1, Math.ceil((end - start) / DAY_MS));
+/** A day of the run: its first instant and its calendar date in the zone. */
+export interface LocalDay {
+  start: number;
+  date: string;
+}
+
+/**
+ * The calendar days of `zone` that [start, end) touches, at least one: the first begins at `start`, each
+ * other at its midnight in the zone (instants, so a day across a DST change is 23 or 25 hours long; a
+ * midnight that a spring-forward skips is the first instant after the gap).
+ */
+export function localDays(start: number, end: number, zone: string): LocalDay[] {
+  const local = new Date(start + offsetMinutes(zone, start) * 60_000);
+  const [y, m, d] = [local.getUTCFullYear(), local.getUTCMonth() + 1, local.getUTCDate()];
+  const dateOf = (i: number): string => new Date(Date.UTC(y, m - 1, d + i)).toISOString().slice(0, 10);
+  const days: LocalDay[] = [{ start, date: dateOf(0) }];
+  for (let i = 1; ; i++) {
+    const midnight = wallToInstant(zone, y, m, d + i, 0);
+    if (midnight >= end) return days;
+    days.push({ start: midnight, date: dateOf(i) });
+  }
+}
 
 interface Span {
   start: number;
@@ -108,20 +141,21 @@ export function nodesAtRisk(
   return atRisk(timeline.map(instantsOf), windows, at, runEnd, baseline);
 }
 
-/** The run per day: the counts of each day, and the lives still being removed at the end. */
-export function dailySeries(r: SimulationResult): DailySeries {
+/** The run per day of `zone`: the counts of each day, and the lives still being removed at the end. */
+export function dailySeries(r: SimulationResult, zone = 'UTC'): DailySeries {
   const start = Date.parse(r.start);
   const end = Date.parse(r.end);
-  const count = dayCount(start, end);
+  const local = localDays(start, end, zone);
+  const starts = local.map((l) => l.start);
   const windows = r.windows.map((w) => ({ start: Date.parse(w.start), end: Date.parse(w.end) }));
   const lives = r.timeline.map(instantsOf);
-  const days: DayCounts[] = Array.from({ length: count }, (_, i) => {
-    const from = start + i * DAY_MS;
-    const to = Math.min(end, from + DAY_MS);
+  const days: DayCounts[] = local.map(({ start: from, date }, i) => {
+    const to = local[i + 1]?.start ?? end;
     let covered = 0;
     for (const w of windows) covered += Math.max(0, Math.min(w.end, to) - Math.max(w.start, from));
     return {
       start: new Date(from).toISOString().replace('.000Z', 'Z'),
+      date,
       graceful: 0,
       fallback: 0,
       expired: 0,
@@ -132,7 +166,7 @@ export function dailySeries(r: SimulationResult): DailySeries {
   let removingAtEnd = 0;
   for (const l of r.timeline) {
     const e = endingOf(l, start);
-    if (e !== null) (days[dayOf(e.at, start, count)] as DayCounts)[e.kind]++;
+    if (e !== null) (days[dayOf(e.at, starts)] as DayCounts)[e.kind]++;
     else if (l.end === 'running' && removalStarted(l, end)) removingAtEnd++;
   }
   return { days, removingAtEnd };

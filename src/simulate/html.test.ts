@@ -2,12 +2,14 @@
 // the same inputs; and the before/after of a what-if, both sides on one day axis with the difference visible.
 import { describe, expect, it } from 'vitest';
 import { cli } from '../../test/support/cli-harness.js';
-import { fleetScenario, whatIfFleet } from '../../test/browser/fleets.js';
-import type { Scenario } from '../generated/api-types.js';
+import { fleetScenario, newYorkScenario, whatIfFleet } from '../../test/browser/fleets.js';
+import { EXPLAIN_LEGEND, FIGURE_LEGEND } from '../explain/table.js';
+import type { RotationPolicy, Scenario } from '../generated/api-types.js';
+import { formatDuration } from '../util/duration.js';
 import { dailySeries } from './aggregate.js';
 import { renderHtml, renderWhatIfHtml } from './html.js';
 import { simulate } from './simulate.js';
-import { whatIfRuns } from './what-if.js';
+import { whatIfRuns, type Side } from './what-if.js';
 
 const worked: Scenario = {
   ...fleetScenario(20, 60),
@@ -90,7 +92,9 @@ describe('renderWhatIfHtml: before and after in one picture', () => {
       expect(panelSum(html, label, 'expired')).toBe(days.reduce((n, d) => n + d.expired, 0));
       expect(panelSum(html, label, 'rotated')).toBe(days.reduce((n, d) => n + d.graceful, 0));
     }
-    expect(html).toContain(`first change ${p0?.firstChange}`);
+    // The first change as the clocks of the windows' zone (UTC here) read it.
+    const first = p0?.firstChange as string;
+    expect(html).toContain(`first change ${first.slice(0, 10)} ${first.slice(11, 19).replace(/:00$/, '')} UTC`);
   });
 
   it('both sides on the same day axis: every chart has the same day columns at the same places', () => {
@@ -115,6 +119,241 @@ describe('renderWhatIfHtml: before and after in one picture', () => {
   it('byte-identical for the same snapshots', () => {
     const again = whatIfRuns(fleet.before, fleet.after, fleet.now, durationSeconds);
     expect(renderWhatIfHtml({ ...report, nodePools: again }, { pool: 'pool-00' })).toBe(html);
+  });
+});
+
+/** The page's text as a reader sees it, tooltips included: no stylesheet, no tags. */
+const textOf = (html: string): string =>
+  html
+    .replace(/<style>[\s\S]*?<\/style>/, '')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&[a-z]+;/g, ' ');
+
+/** Every figure in the text that reads as a number of seconds too large for a minute: 86400s, 3600 seconds. */
+const rawSeconds = (html: string): string[] =>
+  [...textOf(html).matchAll(/(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?)\b/g)]
+    .filter((m) => Number(m[1]) > 59 || m[2] !== 's')
+    .map((m) => m[0]);
+
+/** The rows of the table whose opening tag is `open`, as [header, cells…] texts. */
+function tableRows(html: string, open: string): string[][] {
+  const start = html.indexOf(open);
+  expect(start).toBeGreaterThanOrEqual(0);
+  const table = html.slice(start, html.indexOf('</table>', start));
+  return [...table.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((r) =>
+    [...(r[1] as string).matchAll(/<t[hd][^>]*>([\s\S]*?)<\/t[hd]>/g)].map((c) => textOf(c[1] as string).trim()),
+  );
+}
+
+describe('words a person knows: every figure named and explained, durations in h/m/s', () => {
+  const r = simulate(worked);
+  const html = renderHtml(r);
+
+  it('shows each derived figure under its explain column, its value, and the meaning explain --legend gives', () => {
+    const [header, ...rows] = tableRows(html, '<table class="figures">');
+    expect(header).toEqual(['figure', 'value', 'what it means']);
+    // One row per derived column of explain's table, in its order, nothing else.
+    expect(rows.map((row) => row[0])).toEqual(FIGURE_LEGEND.map((e) => e.column));
+    expect(FIGURE_LEGEND.map((e) => e.column)).toEqual(
+      expect.arrayContaining(['PERIOD(P)', 't_rot', 'AGE-THRESHOLD(A)', 'CHANCES(G)', 'CAPACITY(C)']),
+    );
+    for (const [column, value, meaning] of rows) {
+      const entry = EXPLAIN_LEGEND.find((e) => e.column === column);
+      expect(meaning).toBe(entry?.meaning);
+      const v = r.figures[entry?.figure as keyof typeof r.figures];
+      expect(v).not.toBeNull();
+      expect(value).toBe(entry?.figure?.endsWith('Seconds') ? formatDuration(v as number) : String(v));
+    }
+    // The old shorthand line, symbols without their meaning, is gone.
+    expect(textOf(html)).not.toMatch(/P \/ t_rot \/ A/);
+  });
+
+  it('every abbreviation of a figure in the page’s text has its legend row', () => {
+    const text = textOf(html);
+    const symbols = FIGURE_LEGEND.flatMap((e) => [e.column, ...(/\(([A-Z])\)/.exec(e.column)?.slice(1) ?? [])]);
+    for (const symbol of symbols.filter((x) => x.length > 1 && text.includes(x))) {
+      const entry = FIGURE_LEGEND.find((e) => e.column === symbol || e.column.endsWith(`(${symbol})`));
+      expect(html).toContain(`<td>${entry?.meaning.replace(/&/g, '&amp;')}</td>`);
+    }
+  });
+
+  it('no raw seconds in the page: the run, the windows per day and the figures in h/m/s', () => {
+    expect(rawSeconds(html)).toEqual([]);
+    expect(rawSeconds(renderHtml(simulate(fleetScenario(300, 14))))).toEqual([]);
+    // The run's length as the CLI prints durations, and the window time of a day's tooltip.
+    expect(html).toContain('(1440h)');
+    expect(html).toMatch(/<title>controller 2027-01-0\d: [^<]*; 4h in a window; /);
+    // The test itself catches what the page used to print.
+    expect(rawSeconds('<p>P / t_rot: 86400s / 4620s, 2.5h</p><p>3600 seconds</p><p>1m30s</p>')).toEqual([
+      '86400s',
+      '4620s',
+      '3600 seconds',
+    ]);
+  });
+
+  it('counts with their noun in the right number', () => {
+    expect(html).toContain('20 nodes at start');
+    const one = { ...worked, spec: { ...worked.spec, fleet: [{ count: 1, age: '0h' }] } } as Scenario;
+    expect(renderHtml(simulate(one))).toContain('1 node at start');
+  });
+});
+
+/** A swatch's colour in a legend, by its label. */
+const swatch = (html: string, label: string): string | undefined =>
+  new RegExp(`<i class="sw[^"]*" style="[^"]*?(?:background:|solid |dashed )(#[0-9a-f]+)[^"]*"></i>${label}<`).exec(
+    html,
+  )?.[1];
+
+/** WCAG's contrast ratio of two #rgb/#rrggbb colours: by lightness alone, which no colour-vision deficiency hides. */
+function contrast(a: string, b: string): number {
+  const luminance = (hex: string): number => {
+    const h = hex.length === 4 ? [...hex.slice(1)].map((c) => c + c).join('') : hex.slice(1);
+    const [r, g, b2] = [0, 2, 4].map((i) => {
+      const c = parseInt(h.slice(i, i + 2), 16) / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    }) as [number, number, number];
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b2;
+  };
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x) as [number, number];
+  return (hi + 0.05) / (lo + 0.05);
+}
+
+describe('the deadline and the forceful expiration are told apart', () => {
+  const fleet = whatIfFleet(2, 20);
+  const runs = whatIfRuns(fleet.before, fleet.after, fleet.now, 30 * 86400);
+  const html = renderWhatIfHtml(
+    { now: '2027-01-04T00:00:00Z', duration: '720h', durationSeconds: 30 * 86400, nodePools: runs },
+    { pool: 'pool-00' },
+  );
+  const rows = html.slice(html.indexOf('class="rows"'));
+
+  it('the marks drawn are the colours of their legend swatches, and the two differ', () => {
+    const deadline = swatch(html, "deadline: Karpenter's forced expiry");
+    const expired = swatch(html, 'forceful expiration');
+    expect(deadline).toBeDefined();
+    expect(expired).toBeDefined();
+    expect(deadline).not.toBe(expired);
+    const strokes = new Set(
+      [...rows.matchAll(/stroke="([^"]+)" stroke-width="1.5" class="deadline"/g)].map((m) => m[1]),
+    );
+    const fills = new Set([...rows.matchAll(/fill="([^"]+)" class="expired"/g)].map((m) => m[1]));
+    expect([...strokes]).toEqual([deadline]);
+    expect([...fills]).toEqual([expired]);
+    // The legend draws the deadline as the thin tick it is, the expiration as a filled box.
+    expect(html).toContain(`<i class="sw tick" style="background:${deadline};width:2px;`);
+    expect(html).toContain(`<i class="sw" style="background:${expired}"></i>forceful expiration<`);
+  });
+
+  it('apart by lightness too, so that a reader who cannot tell red from green still can', () => {
+    const deadline = swatch(html, "deadline: Karpenter's forced expiry") as string;
+    const expired = swatch(html, 'forceful expiration') as string;
+    expect(contrast(deadline, expired)).toBeGreaterThanOrEqual(3);
+    // The check measures what it should: the old pair, red and red, fails it.
+    expect(contrast('#c0392b', '#c0392b')).toBe(1);
+  });
+});
+
+const labels = (svg: string): [string, number][] =>
+  [...svg.matchAll(/<text x="([^"]+)"[^>]*class="day-label">([^<]+)<\/text>/g)].map((m) => [
+    m[2] as string,
+    Number(m[1]),
+  ]);
+
+describe('the time axis in the zone of the policy’s windows', () => {
+  const r = simulate(newYorkScenario());
+  const html = renderHtml(r);
+  const days = html.slice(html.indexOf('class="days"'), html.indexOf('</svg>'));
+
+  it('names the zone, labels local dates at local midnights, and the day of the spring-forward is 23 hours', () => {
+    expect(r.timezones).toEqual(['America/New_York']);
+    expect(days).toContain('class="axis-zone">times in America/New_York</text>');
+    // The run starts at 19:00 on the 9th there: a short first day, unlabelled, then one label per local day.
+    expect([...days.matchAll(/data-day="([^"]+)"/g)].map((m) => m[1])).toEqual(
+      Array.from({ length: 11 }, (_, i) => `2027-03-${String(9 + i).padStart(2, '0')}`),
+    );
+    const l = labels(days);
+    expect(l.map(([t]) => t)).toEqual(Array.from({ length: 10 }, (_, i) => `03-${String(10 + i).padStart(2, '0')}`));
+    const x = Object.fromEntries(l);
+    const day = (x['03-14'] as number) - (x['03-13'] as number);
+    expect((x['03-15'] as number) - (x['03-14'] as number)).toBeCloseTo((day * 23) / 24, 0);
+    expect((x['03-16'] as number) - (x['03-15'] as number)).toBeCloseTo(day, 0);
+    // The rows share the axis and its zone.
+    expect(count(html, /class="axis-zone">times in America\/New_York</g)).toBe(2);
+  });
+
+  it('every time on the page is local, with its offset: before and after the change', () => {
+    expect(html).toContain('<title>window 2027-03-13 01:00 UTC-05:00 – 2027-03-13 04:00 UTC-05:00</title>');
+    // 01:00 EST to 04:00 EDT: two hours of real time.
+    expect(html).toContain('<title>window 2027-03-14 01:00 UTC-05:00 – 2027-03-14 04:00 UTC-04:00</title>');
+    expect(html).toContain('<title>window 2027-03-15 01:00 UTC-04:00 – 2027-03-15 04:00 UTC-04:00</title>');
+    expect(html).toContain('2027-03-09 19:00 UTC-05:00 → 2027-03-19 20:00 UTC-04:00 (240h)');
+    expect(textOf(html)).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d/);
+  });
+
+  it('the bars are the local days’ endings, and still add up to the run', () => {
+    expect(panelSum(html, 'controller', 'rotated')).toBe(r.rotations.graceful);
+    const local = dailySeries(r, 'America/New_York').days;
+    const day = (date: string) => local.find((d) => d.date === date)?.graceful;
+    const bars = (date: string) =>
+      [...days.matchAll(new RegExp(`data-day="${date}">.*?class="rotated" data-count="(\\d+)"`, 'g'))].map((m) =>
+        Number(m[1]),
+      );
+    for (const d of local) expect(bars(d.date)).toEqual(d.graceful > 0 ? [day(d.date)] : []);
+  });
+
+  it('UTC for windows in UTC, and for pools whose windows are in different zones, saying so', () => {
+    expect(renderHtml(simulate(worked))).toContain('class="axis-zone">times in UTC</text>');
+    const fleet = whatIfFleet(2, 10);
+    const inZone = (side: Side, zones: readonly string[]): Side => ({
+      ...side,
+      policies: side.policies.map((p, i) => ({
+        ...p,
+        spec: {
+          ...p.spec,
+          maintenanceWindows: p.spec.maintenanceWindows.map((w) => ({
+            ...w,
+            timezone: zones[i] as string,
+          })) as RotationPolicy['spec']['maintenanceWindows'],
+        },
+      })),
+    });
+    const page = (zones: readonly string[]) => {
+      const runs = whatIfRuns(inZone(fleet.before, zones), inZone(fleet.after, zones), fleet.now, 14 * 86400);
+      return renderWhatIfHtml({
+        now: '2027-01-04T00:00:00Z',
+        duration: '336h',
+        durationSeconds: 14 * 86400,
+        nodePools: runs,
+      });
+    };
+    const berlin = page(['Europe/Berlin', 'Europe/Berlin']);
+    expect(berlin).toContain('class="axis-zone">times in Europe/Berlin</text>');
+    expect(berlin).toContain('From 2027-01-04 01:00 UTC+01:00 over 336h');
+    const mixed = page(['Europe/Berlin', 'Asia/Tokyo']);
+    expect(mixed).toContain('class="axis-zone">times in UTC (the windows are in several zones)</text>');
+    expect(mixed).toContain('From 2027-01-04 00:00 UTC over 336h');
+  });
+});
+
+describe('the per-NodePool table: every column explained', () => {
+  const fleet = whatIfFleet(2, 10);
+  const runs = whatIfRuns(fleet.before, fleet.after, fleet.now, 14 * 86400);
+  const html = renderWhatIfHtml({
+    now: '2027-01-04T00:00:00Z',
+    duration: '336h',
+    durationSeconds: 14 * 86400,
+    nodePools: runs,
+  });
+
+  it('each header has its meaning under the table, and the page has no raw seconds', () => {
+    const [header] = tableRows(html, '<table>\n<tr><th>NodePool</th>');
+    const terms = new Map(
+      [...html.matchAll(/<dt[^>]*>([^<]+)<\/dt><dd[^>]*>([^<]+)<\/dd>/g)].map((m) => [m[1] as string, m[2] as string]),
+    );
+    expect(header?.slice(1)).toEqual([...terms.keys()]);
+    for (const meaning of terms.values()) expect(meaning.length).toBeGreaterThan(20);
+    expect(rawSeconds(html)).toEqual([]);
+    expect(html).toContain('What if: 2 NodePools, 20 nodes');
   });
 });
 

@@ -2,24 +2,35 @@
 // nodes to a fleet of 10,000: the run summed per day against the maintenance windows (rotations, fallbacks,
 // forceful expirations, nodes at risk), then node-by-node rows for a deterministic sample only. The page's size
 // grows with the days of the run and the sample, not with the nodes. The same inputs give byte-identical HTML.
-import { dailySeries, DAY_MS, dayCount, sampleLives, type DayCounts } from './aggregate.js';
+// Its words are the CLI's: the figures under the names and meanings `explain --legend` gives them, durations in
+// h/m/s, and every time on the page in the policy's time zone (UTC where the pools' zones differ).
+import { FIGURE_LEGEND, figureText } from '../explain/table.js';
+import { offsetMinutes } from '../schedule/zone.js';
+import { formatDuration } from '../util/duration.js';
+import { esc, legend, line, page, rect, svgOpen as svgOf, terms, text } from '../util/html.js';
+import { count } from '../util/plural.js';
+import { dailySeries, DAY_MS, localDays, sampleLives, type DayCounts, type LocalDay } from './aggregate.js';
 import type { NodeLife, SimulationResult } from './simulate.js';
 import type { PoolRuns, SideSummary } from './what-if.js';
-import { esc, legend, line, page, rect, svgOpen as svgOf, text } from '../util/html.js';
 
 const svgOpen = (height: number, label: string, cls: string): string => svgOf(WIDTH, height, label, cls);
 
+/**
+ * The endings in Okabe and Ito's colours, which readers with a red–green colour-vision deficiency tell apart
+ * too; the deadline is a near-black tick, apart from the forceful expiration's vermilion by its lightness as
+ * well as its hue.
+ */
 const COLORS = {
   life: '#9fb7d9',
-  rotated: '#2e8b57',
-  fallback: '#e08a1e',
-  expired: '#c0392b',
+  rotated: '#009e73',
+  fallback: '#e69f00',
+  expired: '#d55e00',
   reaped: '#888',
   running: '#9fb7d9',
   window: '#f3e9a6',
-  deadline: '#c0392b',
+  deadline: '#111',
   before: '#777',
-  after: '#c0392b',
+  after: '#0072b2',
 };
 
 const n1 = (v: number): string => v.toFixed(1);
@@ -41,7 +52,7 @@ const ROW_LEGEND = [
   [COLORS.rotated, 'graceful rotation'],
   [COLORS.fallback, 'forceful fallback'],
   [COLORS.expired, 'forceful expiration'],
-  [COLORS.deadline, 'deadline'],
+  [COLORS.deadline, "deadline: Karpenter's forced expiry", 'tick'],
 ] as const;
 
 /** The drawing's width in SVG units; the page scales it down to the viewport (max-width:100%). */
@@ -58,35 +69,88 @@ const NAME_CHARS = 24;
 /** Per-node rows drawn by default: a deterministic sample of the lives (sampleLives). */
 export const DEFAULT_SAMPLE = 100;
 
-/** The run's time axis: instants to x, the day columns, and how often a day is labelled. */
+/** The zone the page's times are in, and whether it is UTC because the windows' zones differ. */
+interface Zone {
+  name: string;
+  mixed: boolean;
+}
+
+/** The one zone of the windows drawn on an axis; UTC where there is none or several. */
+function zoneOf(zoneLists: readonly (readonly string[])[]): Zone {
+  const all = [...new Set(zoneLists.flat())];
+  return all.length === 1 ? { name: all[0] as string, mixed: false } : { name: 'UTC', mixed: all.length > 1 };
+}
+
+const pad2 = (n: number): string => String(n).padStart(2, '0');
+
+/**
+ * The run's time axis: instants to x, the run's days (calendar days of the zone: each tick an instant, its
+ * label the date there), how often a day is labelled, and instants as the clocks of the zone read them.
+ */
 class Axis {
-  readonly days: number;
-  readonly dayWidth: number;
+  readonly days: readonly LocalDay[];
   readonly labelEvery: number;
+  /** The first day that begins at a midnight (the first is cut when the run starts in the middle of one). */
+  private readonly firstMidnight: number;
   constructor(
     readonly t0: number,
     readonly t1: number,
+    readonly zone: Zone,
   ) {
-    this.days = dayCount(t0, t1);
-    this.dayWidth = (DAY_MS / (t1 - t0)) * PLOT;
-    this.labelEvery = Math.max(1, Math.ceil(LABEL_GAP / this.dayWidth));
+    this.days = localDays(t0, t1, zone.name);
+    // The shortest whole day (23 hours across a spring-forward) sets the stride, so labels never come closer.
+    const whole = this.days.slice(1, -1).map((_, i) => this.end(i + 1) - this.start(i + 1));
+    const shortest = ((whole.length > 0 ? Math.min(...whole) : DAY_MS) / (t1 - t0)) * PLOT;
+    this.labelEvery = Math.max(1, Math.ceil(LABEL_GAP / shortest));
+    this.firstMidnight = this.local(t0).endsWith('00:00:00') ? 0 : 1;
+  }
+  start(i: number): number {
+    return (this.days[i] as LocalDay).start;
+  }
+  end(i: number): number {
+    return this.days[i + 1]?.start ?? this.t1;
   }
   x(t: number): number {
     return LEFT + ((Math.min(Math.max(t, this.t0), this.t1) - this.t0) / (this.t1 - this.t0)) * PLOT;
   }
-  /** Tick lines over [top, bottom] and the day labels under them, every labelEvery days. */
+  /** The wall clock of the zone at t, YYYY-MM-DD HH:MM:SS. */
+  private local(t: number): string {
+    return new Date(t + offsetMinutes(this.zone.name, t) * 60_000).toISOString().slice(0, 19).replace('T', ' ');
+  }
+  /** An instant for a reader: the zone's date and time (seconds only where there are any) and its offset. */
+  time(t: number | string): string {
+    const at = typeof t === 'string' ? Date.parse(t) : t;
+    const wall = this.local(at).replace(/:00$/, '');
+    if (this.zone.name === 'UTC') return `${wall} UTC`;
+    const off = offsetMinutes(this.zone.name, at);
+    const abs = Math.abs(off);
+    return `${wall} UTC${off < 0 ? '-' : '+'}${pad2(Math.floor(abs / 60))}:${pad2(abs % 60)}`;
+  }
+  /**
+   * Tick lines over [top, bottom] at the labelled midnights, every labelEvery days, the date under each, and
+   * the zone named under them.
+   */
   ticks(top: number, bottom: number): string[] {
     const out: string[] = [];
-    for (let i = 0; i < this.days; i += this.labelEvery) {
-      const t = this.t0 + i * DAY_MS;
-      const xt = n1(this.x(t));
+    for (let i = this.firstMidnight; i < this.days.length; i += this.labelEvery) {
+      const x = this.x(this.start(i));
+      // A label centred this near the drawing's right edge would be cut.
+      if (x > WIDTH - LABEL_GAP / 3) break;
+      const xt = n1(x);
       out.push(line({ x1: xt, y1: top, x2: xt, y2: bottom, stroke: '#ddd', 'stroke-width': 0.5 }));
-      const day = new Date(t).toISOString().slice(5, 10);
+      const day = (this.days[i] as LocalDay).date.slice(5);
       out.push(text({ x: xt, y: bottom + 13, 'font-size': 11, 'text-anchor': 'middle', class: 'day-label' }, day));
     }
+    const zone = `times in ${this.zone.name}${this.zone.mixed ? ' (the windows are in several zones)' : ''}`;
+    out.push(
+      text({ x: LEFT + PLOT, y: bottom + 27, 'font-size': 10, 'text-anchor': 'end', class: 'axis-zone' }, esc(zone)),
+    );
     return out;
   }
 }
+
+/** Room under a chart for the day labels and the zone's name. */
+const AXIS_ROOM = 33;
 
 interface Span {
   start: string;
@@ -99,7 +163,7 @@ function windowBands(axis: Axis, windows: readonly Span[], top: number, height: 
     const x0 = axis.x(Date.parse(w.start));
     const x1 = axis.x(Date.parse(w.end));
     const box = { x: n1(x0), y: top, width: n1(Math.max(1, x1 - x0)), height, fill: COLORS.window };
-    return rect(box, `window ${esc(w.start)} – ${esc(w.end)}`);
+    return rect(box, `window ${esc(axis.time(w.start))} – ${esc(axis.time(w.end))}`);
   });
 }
 
@@ -135,11 +199,11 @@ function scaleLabels(top: number, labels: readonly [string, number][]): string[]
 }
 const PANEL_GAP = 22;
 
-/** A day's tooltip; the window hours only where the panel has windows (a sum over pools has none). */
+/** A day's tooltip; the window's time only where the panel has windows (a sum over pools has none). */
 const dayTitle = (d: DayCounts, label: string, windows: boolean): string =>
   esc(
-    `${label} ${d.start.slice(0, 10)}: ${d.graceful} graceful, ${d.fallback} fallback, ${d.expired} expired; ` +
-      (windows ? `${Math.round(d.windowSeconds / 360) / 10}h in a window; ` : '') +
+    `${label} ${d.date}: ${d.graceful} graceful, ${d.fallback} fallback, ${d.expired} expired; ` +
+      (windows ? `${formatDuration(d.windowSeconds)} in a window; ` : '') +
       `${d.atRisk} at risk at the day's start`,
   );
 
@@ -156,15 +220,16 @@ function dayPanel(axis: Axis, p: DayPanel, top: number, yMax: number): string[] 
     ]),
   );
   const scale = PANEL_HEIGHT / Math.max(1, yMax);
-  const barWidth = Math.max(0.6, axis.dayWidth * 0.7);
   p.days.forEach((d, i) => {
-    const x0 = axis.x(axis.t0 + i * DAY_MS);
+    const x0 = axis.x(axis.start(i));
+    const dayWidth = axis.x(axis.end(i)) - x0;
+    const barWidth = Math.max(0.6, dayWidth * 0.7);
     const parts = [
       rect(
         {
           x: n1(x0),
           y: top,
-          width: n1(Math.max(0.5, Math.min(axis.dayWidth, LEFT + PLOT - x0))),
+          width: n1(Math.max(0.5, dayWidth)),
           height: PANEL_HEIGHT,
           fill: 'transparent',
         },
@@ -180,10 +245,10 @@ function dayPanel(axis: Axis, p: DayPanel, top: number, yMax: number): string[] 
       if (count === 0) continue;
       const h = count * scale;
       y -= h;
-      const bar = { x: n1(x0 + (axis.dayWidth - barWidth) / 2), y: n1(y), width: n1(barWidth), height: n1(h) };
+      const bar = { x: n1(x0 + (dayWidth - barWidth) / 2), y: n1(y), width: n1(barWidth), height: n1(h) };
       parts.push(rect({ ...bar, fill: COLORS[kind], class: kind, 'data-count': count }));
     }
-    out.push(`<g class="day" data-day="${d.start.slice(0, 10)}">${parts.join('')}</g>`);
+    out.push(`<g class="day" data-day="${d.date}">${parts.join('')}</g>`);
   });
   return [`<g class="panel" data-panel="${esc(p.label)}">`, ...out, '</g>'];
 }
@@ -207,7 +272,7 @@ function riskPanel(
   sides.forEach((s, k) => {
     const points = s.days.flatMap((d, i) => {
       const y = n1(bottom - (d.atRisk / yMax) * PANEL_HEIGHT);
-      return [`${n1(axis.x(axis.t0 + i * DAY_MS))},${y}`, `${n1(axis.x(axis.t0 + (i + 1) * DAY_MS))},${y}`];
+      return [`${n1(axis.x(axis.start(i)))},${y}`, `${n1(axis.x(axis.end(i)))},${y}`];
     });
     const dash = k === 0 && sides.length > 1 ? ' stroke-dasharray="4 3"' : '';
     out.push(
@@ -227,7 +292,6 @@ function deltaPanel(axis: Axis, before: readonly DayCounts[], after: readonly Da
   const yMax = Math.max(1, ...deltas.map(Math.abs));
   const mid = top + PANEL_HEIGHT / 2;
   const scale = PANEL_HEIGHT / 2 / yMax;
-  const barWidth = Math.max(0.6, axis.dayWidth * 0.7);
   const out = [
     '<g class="panel" data-panel="expirations after − before">',
     line({ x1: LEFT, y1: mid, x2: LEFT + PLOT, y2: mid, stroke: '#999', 'stroke-width': 0.5 }),
@@ -240,9 +304,11 @@ function deltaPanel(axis: Axis, before: readonly DayCounts[], after: readonly Da
   ];
   deltas.forEach((delta, i) => {
     if (delta === 0) return;
-    const x0 = axis.x(axis.t0 + i * DAY_MS) + (axis.dayWidth - barWidth) / 2;
+    const dayWidth = axis.x(axis.end(i)) - axis.x(axis.start(i));
+    const barWidth = Math.max(0.6, dayWidth * 0.7);
+    const x0 = axis.x(axis.start(i)) + (dayWidth - barWidth) / 2;
     const h = Math.abs(delta) * scale;
-    const day = (after[i] as DayCounts).start.slice(0, 10);
+    const day = (after[i] as DayCounts).date;
     out.push(
       rect(
         {
@@ -254,7 +320,7 @@ function deltaPanel(axis: Axis, before: readonly DayCounts[], after: readonly Da
           class: 'delta',
           'data-delta': delta,
         },
-        `${day}: ${delta > 0 ? '+' : ''}${delta} forceful expirations after the change`,
+        `${day}: ${delta > 0 ? '+' : '−'}${count(Math.abs(delta), 'forceful expiration')} after the change`,
       ),
     );
   });
@@ -292,7 +358,7 @@ function dayChart(
     const anchor = axis.x(marker.at) > LEFT + PLOT / 2 ? 'end' : 'start';
     parts.push(text({ x: xm, y: 11, 'font-size': 11, 'text-anchor': anchor }, esc(marker.label)));
   }
-  const height = bottom + 20;
+  const height = bottom + AXIS_ROOM;
   return `${svgOpen(height, 'rotations per day', 'days')}\n${parts.join('\n')}\n</svg>`;
 }
 
@@ -301,14 +367,15 @@ const ROW = 14;
 /** Node-by-node rows: each life as a bar, its rotation or expiry in colour, its deadline as a tick. */
 function nodeRows(axis: Axis, lives: readonly NodeLife[], windows: readonly Span[]): string {
   const top = 20;
-  const height = top + lives.length * ROW + 20;
+  const height = top + lives.length * ROW + AXIS_ROOM;
   const parts = windowBands(axis, windows, top - 4, lives.length * ROW + 4);
   parts.push(...axis.ticks(top - 4, top + lives.length * ROW));
   lives.forEach((n, i) => {
     const y = top + i * ROW;
     const title = esc(
-      `${n.node} (${n.origin}) created ${n.createdAt}, deadline ${n.deadline ?? 'none'}, ` +
-        `${n.end}${n.endedAt ? ` at ${n.endedAt}` : ''}, attempts ${n.attempts}`,
+      `${n.node} (${n.origin}) created ${axis.time(n.createdAt)}, ` +
+        `deadline ${n.deadline === null ? 'none' : axis.time(n.deadline)}, ` +
+        `${n.end}${n.endedAt ? ` at ${axis.time(n.endedAt)}` : ''}, ${count(n.attempts, 'attempt')}`,
     );
     const xOf = (iso: string | null): number => axis.x(iso === null ? axis.t1 : Date.parse(iso));
     parts.push(
@@ -317,18 +384,35 @@ function nodeRows(axis: Axis, lives: readonly NodeLife[], windows: readonly Span
         esc(fitEnd(n.node, NAME_CHARS)),
       ),
     );
-    /** A bar on the node's row from `from` to its end, at least `min` wide. */
-    const bar = (from: string | null, min: number, fill: string): string =>
+    /** A bar on the node's row from `from` to its end, at least `min` wide, in the colour of its kind. */
+    const bar = (from: string | null, min: number, kind: keyof typeof COLORS): string =>
       rect(
-        { x: n1(xOf(from)), y: y + 2, width: n1(Math.max(min, xOf(n.endedAt) - xOf(from))), height: ROW - 4, fill },
+        {
+          x: n1(xOf(from)),
+          y: y + 2,
+          width: n1(Math.max(min, xOf(n.endedAt) - xOf(from))),
+          height: ROW - 4,
+          fill: COLORS[kind],
+          class: kind,
+        },
         title,
       );
-    parts.push(bar(n.createdAt, 1, COLORS.life));
-    if (n.rotationStartedAt) parts.push(bar(n.rotationStartedAt, 2, COLORS[n.end]));
-    else if (n.end === 'expired') parts.push(bar(n.drainStartedAt ?? n.deadline, 2, COLORS[n.end]));
+    parts.push(bar(n.createdAt, 1, 'life'));
+    if (n.rotationStartedAt) parts.push(bar(n.rotationStartedAt, 3, n.end));
+    else if (n.end === 'expired') parts.push(bar(n.drainStartedAt ?? n.deadline, 3, n.end));
     if (n.deadline && Date.parse(n.deadline) <= axis.t1) {
       const xd = n1(xOf(n.deadline));
-      parts.push(line({ x1: xd, y1: y + 1, x2: xd, y2: y + ROW - 1, stroke: COLORS.deadline, 'stroke-width': 1.5 }));
+      parts.push(
+        line({
+          x1: xd,
+          y1: y + 1,
+          x2: xd,
+          y2: y + ROW - 1,
+          stroke: COLORS.deadline,
+          'stroke-width': 1.5,
+          class: 'deadline',
+        }),
+      );
     }
   });
   return `${svgOpen(height, 'node timeline', 'rows')}\n${parts.join('\n')}\n</svg>`;
@@ -341,8 +425,29 @@ const stat = (label: string, ...values: (number | string)[]): string =>
 const sampleNote = (shown: number, total: number): string =>
   shown === total
     ? `Every node's life, ${total} in all.`
-    : `${shown} of ${total} node lives, a deterministic sample: each kind of ending (expired, fallback, ` +
-      'reaped, rotated, running) gets a share, evenly spaced in name order; the day chart above counts every one.';
+    : `${shown} of ${count(total, 'node life', 'node lives')}, a deterministic sample: each kind of ending ` +
+      '(expired, fallback, reaped, rotated, running) gets a share, evenly spaced in name order; the day chart ' +
+      'above counts every one.';
+
+/**
+ * The policy's figures under the names `explain` gives its columns, each with its value in h/m/s (or as a
+ * count) and what it means: the lines of `explain --legend`, from the same list.
+ */
+const figuresTable = (f: SimulationResult['figures']): string =>
+  `<table class="figures">
+<tr><th>figure</th><th>value</th><th>what it means</th></tr>
+${FIGURE_LEGEND.map(
+  (e) =>
+    `<tr><th>${esc(e.column)}</th><td class="n">${esc(figureText(e.figure, f[e.figure] ?? null))}</td>` +
+    `<td>${esc(e.meaning)}</td></tr>`,
+).join('\n')}
+</table>`;
+
+/** The rows' legend: the reaped colour only where a reaped node's bar is drawn. */
+const rowLegend = (lives: readonly NodeLife[]) =>
+  lives.some((n) => n.end === 'reaped' && n.rotationStartedAt !== null)
+    ? [...ROW_LEGEND, [COLORS.reaped, 'reaped: removed by the controller, not as a rotation'] as const]
+    : ROW_LEGEND;
 
 export interface HtmlOptions {
   /** The most per-node rows (default DEFAULT_SAMPLE); 0 draws none. */
@@ -351,12 +456,8 @@ export interface HtmlOptions {
 
 /** The report of one scenario run. */
 export function renderHtml(r: SimulationResult, options: HtmlOptions = {}): string {
-  const axis = new Axis(Date.parse(r.start), Date.parse(r.end));
-  const series = dailySeries(r);
-  const f = r.figures;
-  const figures =
-    `${f.windowPeriodSeconds ?? '-'}s / ${f.rotationBoundSeconds ?? '-'}s / ${f.ageThresholdSeconds ?? '-'}s / ` +
-    `${f.guaranteedChances ?? '-'} / ${f.capacityPerOccurrence ?? '-'}`;
+  const axis = new Axis(Date.parse(r.start), Date.parse(r.end), zoneOf([r.timezones]));
+  const series = dailySeries(r, axis.zone.name);
   const lives = sampleLives(r.timeline, options.sample ?? DEFAULT_SAMPLE);
   const chart = dayChart(
     axis,
@@ -365,7 +466,8 @@ export function renderHtml(r: SimulationResult, options: HtmlOptions = {}): stri
     null,
   );
   const body = `<h1>Simulation: ${esc(r.scenario)} (${esc(r.mode)})</h1>
-<p>${esc(r.start)} → ${esc(r.end)}, ${axis.days} days, ${r.nodes} nodes at start, ${r.timeline.length} node lives.</p>
+<p>${esc(axis.time(r.start))} → ${esc(axis.time(r.end))} (${formatDuration((axis.t1 - axis.t0) / 1000)}),
+${count(r.nodes, 'node')} at start, ${count(r.timeline.length, 'node life', 'node lives')}.</p>
 <table>
 ${stat('nodes at start', r.nodes)}
 ${stat('graceful rotations', r.rotations.graceful)}
@@ -374,19 +476,25 @@ ${stat('failed surge attempts', r.rotations.failedAttempts)}
 ${stat('forceful expirations (Karpenter reached the deadline)', r.forcefulExpirations)}
 ${stat('rotation starts outside a window', r.startsOutsideWindow)}
 ${stat('most rotations in flight at once', r.maxConcurrentRotations)}
-${stat('P / t_rot / A / G / C', figures)}
 </table>
+<h2>The policy's figures</h2>
+<p>As <code>noderotation explain</code> derives them for this NodePool, under the names of its columns.</p>
+${figuresTable(r.figures)}
 <h2>Per day</h2>
-${legend(DAY_LEGEND)}
-<p>Each column is one day (UTC, from the run's start); the line under the bars is the nodes at risk at the day's
-start: alive, not yet being rotated, with their deadline before their next window.${removing(series.removingAtEnd)}</p>
+${legend([...DAY_LEGEND, [COLORS.after, 'nodes at risk', 'line']])}
+<p>Each column is one calendar day in ${esc(axis.zone.name)}, midnight to midnight (the first and the last cut at
+the run's start and end); the line under the bars is the nodes at risk at the day's start: alive, not yet being
+rotated, with their deadline before their next window.${removing(series.removingAtEnd)}</p>
 ${chart}
 ${rowsSection(axis, lives, r.timeline.length, r.windows)}`;
   return page(`noderotation simulation: ${r.scenario}`, body);
 }
 
 const removing = (n: number): string =>
-  n === 0 ? '' : ` ${n} node(s) were still being removed when the run ended and are in no day's bar.`;
+  n === 0
+    ? ''
+    : ` ${count(n, 'node')} ${n === 1 ? 'was' : 'were'} still being removed when the run ended and ` +
+      `${n === 1 ? 'is' : 'are'} in no day's bar.`;
 
 function rowsSection(
   axis: Axis,
@@ -397,7 +505,7 @@ function rowsSection(
 ): string {
   if (lives.length === 0) return '';
   return `${heading}
-${legend(ROW_LEGEND)}
+${legend(rowLegend(lives))}
 <p>${esc(sampleNote(lives.length, total))}</p>
 ${nodeRows(axis, lives, windows)}`;
 }
@@ -410,8 +518,9 @@ export interface WhatIfHtmlOptions extends HtmlOptions {
 }
 
 const EMPTY_DAYS = (axis: Axis): DayCounts[] =>
-  Array.from({ length: axis.days }, (_, i) => ({
-    start: new Date(axis.t0 + i * DAY_MS).toISOString().replace('.000Z', 'Z'),
+  axis.days.map((d) => ({
+    start: new Date(d.start).toISOString().replace('.000Z', 'Z'),
+    date: d.date,
     graceful: 0,
     fallback: 0,
     expired: 0,
@@ -452,12 +561,18 @@ export function renderWhatIfHtml(
   options: WhatIfHtmlOptions = {},
 ): string {
   const t0 = Date.parse(report.now);
-  const axis = new Axis(t0, t0 + report.durationSeconds * 1000);
-  const series = report.nodePools.map((p) => ({
-    pool: p,
-    before: p.runs.before ? dailySeries(p.runs.before).days : EMPTY_DAYS(axis),
-    after: p.runs.after ? dailySeries(p.runs.after).days : EMPTY_DAYS(axis),
-  }));
+  // One axis for every chart: the zone of the policies' windows if they share one (a side without a policy has
+  // no windows of its own), else UTC.
+  const zone = zoneOf(
+    report.nodePools.flatMap((p) =>
+      (['before', 'after'] as const).flatMap((side) =>
+        p[side].policy !== null && p.runs[side] ? [p.runs[side].timezones] : [],
+      ),
+    ),
+  );
+  const axis = new Axis(t0, t0 + report.durationSeconds * 1000, zone);
+  const daysOf = (r: SimulationResult | null): DayCounts[] => (r ? dailySeries(r, zone.name).days : EMPTY_DAYS(axis));
+  const series = report.nodePools.map((p) => ({ pool: p, before: daysOf(p.runs.before), after: daysOf(p.runs.after) }));
   const fleetBefore = sumDays(
     axis,
     series.map((s) => s.before),
@@ -469,7 +584,8 @@ export function renderWhatIfHtml(
   const nodes = report.nodePools.reduce((n, p) => n + p.after.nodes, 0);
   const firstChanges = report.nodePools.map((p) => p.firstChange).filter((c): c is string => c !== null);
   const first = firstChanges.length > 0 ? firstChanges.reduce((a, b) => (Date.parse(b) < Date.parse(a) ? b : a)) : null;
-  const marker = (at: string | null) => (at === null ? null : { at: Date.parse(at), label: `first change ${at}` });
+  const marker = (at: string | null) =>
+    at === null ? null : { at: Date.parse(at), label: `first change ${axis.time(at)}` };
   const fleetChart = dayChart(
     axis,
     [
@@ -526,19 +642,10 @@ export function renderWhatIfHtml(
     charted.has(p.nodePool) ? `<a href="#pool-${esc(p.nodePool)}">${esc(p.nodePool)}</a>` : esc(p.nodePool);
   const poolRow = (p: PoolRuns): string =>
     `<tr><th>${poolName(p)}</th>` +
-    [
-      p.after.nodes,
-      `${p.before.graceful} → ${p.after.graceful}`,
-      `${p.before.forcefulFallback} → ${p.after.forcefulFallback}`,
-      `${p.before.forcefulExpirations} → ${p.after.forcefulExpirations}`,
-      `${p.before.nodesAtRisk} → ${p.after.nodesAtRisk}`,
-      p.firstChange ?? 'none',
-    ]
-      .map((v) => `<td class="n">${esc(String(v))}</td>`)
-      .join('') +
+    POOL_COLUMNS.map((c) => `<td class="n">${esc(c.cell(p, axis))}</td>`).join('') +
     '</tr>';
-  const body = `<h1>What if: ${report.nodePools.length} NodePools, ${nodes} nodes</h1>
-<p>From ${esc(report.now)} over ${esc(report.duration)} (${axis.days} days): the fleet as it is in the cluster,
+  const body = `<h1>What if: ${count(report.nodePools.length, 'NodePool')}, ${count(nodes, 'node')}</h1>
+<p>From ${esc(axis.time(t0))} over ${formatDuration(report.durationSeconds)}: the fleet as it is in the cluster,
 simulated under the policies as they are (before) and with the changed files (after).</p>
 <table>
 <tr><th></th><th>before</th><th>after</th></tr>
@@ -546,25 +653,70 @@ ${stat('graceful rotations', total('before', 'graceful'), total('after', 'gracef
 ${stat('forceful fallbacks', total('before', 'forcefulFallback'), total('after', 'forcefulFallback'))}
 ${stat('forceful expirations', total('before', 'forcefulExpirations'), total('after', 'forcefulExpirations'))}
 ${stat('nodes of today at risk in the run', total('before', 'nodesAtRisk'), total('after', 'nodesAtRisk'))}
-${stat('first change', first ?? 'none', '')}
+${stat('first change', first === null ? 'none' : axis.time(first), '')}
 </table>
 <h2>The fleet per day</h2>
-${legend([...DAY_LEGEND.slice(1), [COLORS.before, 'at risk before (dashed)'], [COLORS.after, 'at risk after']])}
-<p>Both sides on one scale and one day axis (UTC days from --now). Under them, the difference in forceful
-expirations per day (after − before: red where the change adds them, green where it spares them), then the nodes
-at risk at each day's start. Each pool's windows are shaded in its own chart below.</p>
+${legend([
+  ...DAY_LEGEND.slice(1),
+  [COLORS.before, 'at risk before', 'dashed'],
+  [COLORS.after, 'at risk after', 'line'],
+])}
+<p>Both sides on one scale and one day axis: calendar days in ${esc(axis.zone.name)}, midnight to midnight (the
+first and the last cut at --now and the run's end). Under them, the difference in forceful expirations per day
+(after − before: above the line, in the expirations' colour, where the change adds them; below it, in the
+rotations' colour, where it spares them), then the nodes at risk at each day's start. Each pool's windows are
+shaded in its own chart below.</p>
 ${fleetChart}
 <h2>Per NodePool</h2>
 <table>
-<tr><th>NodePool</th><th>nodes</th><th>graceful</th><th>fallbacks</th><th>expirations</th><th>at risk</th>
-<th>first change</th></tr>
+<tr><th>NodePool</th>${POOL_COLUMNS.map((c) => `<th>${esc(c.column)}</th>`).join('')}</tr>
 ${report.nodePools.map(poolRow).join('\n')}
 </table>
+${terms(POOL_COLUMNS.map((c) => [c.column, c.meaning]))}
 <p>${esc(chartNote(pick.length, report.nodePools.length, options.pool))}</p>
 ${legend(DAY_LEGEND)}
 ${poolSections.join('\n')}`;
   return page(`noderotation what-if: ${report.now}`, body);
 }
+
+const change = (p: PoolRuns, key: 'graceful' | 'forcefulFallback' | 'forcefulExpirations' | 'nodesAtRisk') =>
+  `${p.before[key]} → ${p.after[key]}`;
+
+/** The per-NodePool table's columns after the pool's name: the header, what it means, the cell. */
+const POOL_COLUMNS: readonly { column: string; meaning: string; cell: (p: PoolRuns, axis: Axis) => string }[] = [
+  {
+    column: 'nodes',
+    meaning: "the pool's NodeClaims in the cluster, each simulated from its real age",
+    cell: (p) => String(p.after.nodes),
+  },
+  {
+    column: 'graceful',
+    meaning: 'graceful rotations in the run (a surge node first), before → after',
+    cell: (p) => change(p, 'graceful'),
+  },
+  {
+    column: 'fallbacks',
+    meaning: 'forceful fallbacks: drained in a window without a surge node, before → after',
+    cell: (p) => change(p, 'forcefulFallback'),
+  },
+  {
+    column: 'expirations',
+    meaning: "forceful expirations: Karpenter reached a node's deadline itself, before → after",
+    cell: (p) => change(p, 'forcefulExpirations'),
+  },
+  {
+    column: 'at risk',
+    meaning: "nodes of today's fleet that Karpenter would force-expire within the run, before → after",
+    cell: (p) => change(p, 'nodesAtRisk'),
+  },
+  {
+    column: 'first change',
+    meaning:
+      "the earliest instant at which a node of today's fleet would start rotating, start draining or end " +
+      'differently; none: no difference within the run',
+    cell: (p, axis) => (p.firstChange === null ? 'none' : axis.time(p.firstChange)),
+  },
+];
 
 function chartNote(charted: number, pools: number, chosen: string | undefined): string {
   const which =

@@ -135,6 +135,7 @@ export class SimModel {
       maxConcurrentRotations: 0,
       figures: NULL_FIGURES,
       windows: [],
+      timezones: [],
       timeline: [],
     };
   }

@@ -41,6 +41,8 @@ export interface SimulationResult {
   maxConcurrentRotations: number;
   figures: Figures;
   windows: { start: string; end: string }[];
+  /** The zones of the policy's maintenance windows, each once, sorted (the HTML report's time axis). */
+  timezones: string[];
   timeline: NodeLife[];
 }
 
@@ -94,6 +96,7 @@ function finish(m: SimModel): SimulationResult {
     start: rfc3339(iv.start),
     end: rfc3339(iv.end),
   }));
+  result.timezones = [...new Set(m.policy.spec.maintenanceWindows.map((w) => w.timezone))].sort();
   result.timeline = [...m.lives.entries()]
     .sort(([a], [b2]) => a.localeCompare(b2))
     .map(([node, l]) => ({

@@ -29,11 +29,35 @@ const STYLE = [
   'svg text{font-family:system-ui,sans-serif}',
 ].join('');
 
-/** A row of colour swatches with their labels. */
-export const legend = (items: readonly (readonly [string, string])[]): string =>
+/**
+ * How a legend's swatch looks, as the mark it stands for is drawn: a filled box (bars, bands), a solid or a
+ * dashed line (lines across a chart), a thin upright tick (a short vertical mark). The shapes other than the
+ * box are styled in place, so that the page's one stylesheet (and every report already written) stays as it is.
+ */
+export type Swatch = 'box' | 'line' | 'dashed' | 'tick';
+
+const SWATCH_STYLE: Record<Swatch, (color: string) => string> = {
+  box: (c) => `background:${c}`,
+  line: (c) => `height:0;border-top:2px solid ${c}`,
+  dashed: (c) => `height:0;border-top:2px dashed ${c}`,
+  tick: (c) => `background:${c};width:2px;margin:0 9px 0 5px`,
+};
+
+/** A row of colour swatches with their labels; each swatch drawn as its mark is (default a box). */
+export const legend = (items: readonly (readonly [color: string, label: string, swatch?: Swatch])[]): string =>
   `<p class="legend">${items
-    .map(([color, label]) => `<span><i class="sw" style="background:${color}"></i>${esc(label)}</span>`)
+    .map(
+      ([color, label, swatch = 'box']) =>
+        `<span><i class="sw${swatch === 'box' ? '' : ` ${swatch}`}" style="${SWATCH_STYLE[swatch](color)}"></i>` +
+        `${esc(label)}</span>`,
+    )
     .join('')}</p>`;
+
+/** Terms and what they mean in two columns, a legend in words; both escaped here. Styled in place. */
+export const terms = (items: readonly (readonly [term: string, meaning: string])[]): string =>
+  '<dl class="terms" style="display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:4px 0 16px">' +
+  items.map(([t, m]) => `<dt style="font-weight:600">${esc(t)}</dt><dd style="margin:0">${esc(m)}</dd>`).join('') +
+  '</dl>';
 
 /** An inline SVG's opening tag: drawn at `width` × `height`, scaled down with the page. */
 export const svgOpen = (width: number, height: number, label: string, cls: string): string =>

@@ -34,6 +34,36 @@ export function fleetScenario(nodes: number, days = 21): Scenario {
   };
 }
 
+/**
+ * 12 nodes of a 3-day expireAfter in a pool whose window opens every night at 01:00 in New York, over the 10
+ * days around the spring-forward of 2027-03-14 (that night's window, 01:00 EST to 04:00 EDT, lasts two hours).
+ * The run starts at midnight UTC, 19:00 the evening before in New York.
+ */
+export function newYorkScenario(): Scenario {
+  const s = fleetScenario(12, 10);
+  return {
+    ...s,
+    metadata: { name: 'new-york' },
+    spec: {
+      ...s.spec,
+      start: '2027-03-10T00:00:00Z',
+      nodePool: { name: 'general', expireAfter: '72h', terminationGracePeriod: '1h' },
+      // Every night, as fleetScenario's window, but at 01:00 in New York; no fallback.
+      policy: {
+        maintenanceWindows: (s.spec.policy.maintenanceWindows ?? []).map((w) => ({
+          ...w,
+          timezone: 'America/New_York',
+          end: '04:00',
+        })) as Scenario['spec']['policy']['maintenanceWindows'],
+      },
+      fleet: [
+        { count: 6, age: '0h' },
+        { count: 6, age: '40h' },
+      ] as Scenario['spec']['fleet'],
+    },
+  };
+}
+
 const WINDOWS = [{ timezone: 'UTC', days: ['Tue', 'Thu', 'Sat'], start: '02:00', end: '06:00' }];
 
 /**

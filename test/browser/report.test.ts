@@ -13,7 +13,7 @@ import type { Scenario } from '../../src/generated/api-types.js';
 import { renderHtml, renderWhatIfHtml } from '../../src/simulate/html.js';
 import { simulate, type SimulationResult } from '../../src/simulate/simulate.js';
 import { whatIfRuns } from '../../src/simulate/what-if.js';
-import { fleetScenario, whatIfFleet } from './fleets.js';
+import { fleetScenario, newYorkScenario, whatIfFleet } from './fleets.js';
 import { syntheticHour } from '../../bench/soak/fixtures.js';
 import { criteria, rotations } from '../../bench/soak/ledger.js';
 import { renderReport } from '../../bench/soak/report.js';
@@ -132,8 +132,9 @@ describe.each([1280, 800])('the reports in Chromium at %ipx wide', (width) => {
     const l = await look(renderHtml(small), `report-20-nodes`, width);
     readable(l);
     expect(l.dayCharts).toHaveLength(1);
-    expect(l.dayCharts[0]?.days).toEqual(daysOf(small.start, 60));
-    expect(l.dayCharts[0]?.laidOut).toBe(60);
+    // The worked example's windows are in Tokyo: the run's 60 days from 09:00 there touch 61 of its dates.
+    expect(l.dayCharts[0]?.days).toEqual(daysOf(small.start, 61));
+    expect(l.dayCharts[0]?.laidOut).toBe(61);
     expect(l.svgs.map((s) => s.cls)).toEqual(['days', 'rows']);
   });
 
@@ -147,6 +148,45 @@ describe.each([1280, 800])('the reports in Chromium at %ipx wide', (width) => {
     expect(l.dayCharts[0]?.days).toEqual(daysOf(large.start, 14));
     expect(l.dayCharts[0]?.laidOut).toBe(14);
     expect(l.expiredBars).toBeGreaterThan(0);
+  });
+
+  it('New York across the spring-forward: local days, the zone named, the legend’s marks as drawn', async () => {
+    const html = renderHtml(simulate(newYorkScenario()));
+    const l = await look(html, 'report-new-york', width);
+    readable(l);
+    // 19:00 on the 9th in New York to 20:00 on the 19th: eleven local days, each with a box of its own.
+    const days = Array.from({ length: 11 }, (_, i) => `2027-03-${String(9 + i).padStart(2, '0')}`);
+    expect(l.dayCharts[0]?.days).toEqual(days);
+    expect(l.dayCharts[0]?.laidOut).toBe(11);
+    const zone = (await page.evaluate(
+      `[...document.querySelectorAll('svg text.axis-zone')].map((e) => e.textContent)`,
+    )) as string[];
+    expect(zone).toEqual(['times in America/New_York', 'times in America/New_York']);
+    // Each swatch as the browser paints it: a box, a line or a tick, in the colour of the marks it stands for.
+    const swatches = Object.fromEntries(
+      (await page.evaluate(`[...document.querySelectorAll('.legend i.sw')].map((e) => {
+        const s = getComputedStyle(e), r = e.getBoundingClientRect();
+        const line = s.borderTopStyle !== 'none';
+        return [e.parentElement.textContent, { color: line ? s.borderTopColor : s.backgroundColor, line,
+          width: r.width, height: r.height }];
+      })`)) as [string, { color: string; line: boolean; width: number; height: number }][],
+    );
+    // The colours of the marks themselves, each kind's distinct values.
+    const painted = (selector: string, property: 'fill' | 'stroke'): string =>
+      `[...new Set([...document.querySelectorAll('${selector}')].map((e) => getComputedStyle(e).${property}))]`;
+    const drawn = (await page.evaluate(`({
+      deadline: ${painted('svg.rows line.deadline', 'stroke')},
+      rotated: ${painted('svg.rows rect.rotated', 'fill')},
+      risk: ${painted('svg.days polyline.risk', 'stroke')},
+    })`)) as Record<string, string[]>;
+    const deadline = swatches["deadline: Karpenter's forced expiry"];
+    expect(drawn.deadline).toEqual([deadline?.color]);
+    expect(deadline?.width).toBeLessThan(4);
+    expect(deadline?.height).toBeGreaterThan(5);
+    expect(drawn.rotated).toEqual([swatches['graceful rotation']?.color]);
+    expect(drawn.risk).toEqual([swatches['nodes at risk']?.color]);
+    expect(swatches['nodes at risk']?.line).toBe(true);
+    expect(swatches['forceful expiration']?.color).not.toBe(deadline?.color);
   });
 
   it('an hour’s soak: margins, anatomy, timeline, every rotation a mark, nothing over anything', async () => {
