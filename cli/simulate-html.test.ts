@@ -84,7 +84,9 @@ describe('simulate --from-cluster -o html', () => {
     // pool-01 and pool-02 are unchanged by the file: no chart of their own.
     expect(r.out).not.toContain('data-panel="after: pool-01"');
     // The JSON of the same run names the same difference.
-    const json = JSON.parse((await cli(args('-o', 'json'))).out) as {
+    const j = await cli(args('-o', 'json'));
+    expect(j.code, j.err).toBe(0); // under load this once printed nothing: the error says why
+    const json = JSON.parse(j.out) as {
       nodePools: {
         nodePool: string;
         before: { forcefulExpirations: number };
