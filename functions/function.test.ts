@@ -281,7 +281,8 @@ const cases: Case[] = [
           message: expect.stringMatching(
             new RegExp(
               '^NodePool general \\(RotationPolicy platform-general, rule fast-retry\\): ' +
-                'spec\\.rules\\[0\\]\\.overrides\\.surge\\.retryBackoff: ',
+                'spec\\.rules\\[0\\]\\.overrides\\.surge\\.retryBackoff: .* Set it in MaintenancePlan ' +
+                'platform at spec\\.rules\\[0\\]\\.overrides\\.surge\\.retryBackoff\\.$',
             ),
           ) as unknown,
         },

@@ -22,6 +22,7 @@ import type { Figures } from '../src/derivation/derive.js';
 import type { Finding } from '../src/derivation/findings.js';
 import { analysePool, explain } from '../src/explain/explain.js';
 import { expandPlan, planNameFindings, shortenName } from '../src/plan/expand.js';
+import { planFinding, planOrigin } from '../src/plan/fix-target.js';
 import { sortKeys } from '../src/util/canonical.js';
 import { parseDuration, parseExpireAfter } from '../src/util/duration.js';
 import { figureValues, type FigureValues } from '../src/derivation/figure-text.js';
@@ -149,8 +150,8 @@ export function run(req: RunFunctionRequest, env: RunEnv): RunFunctionResponse {
   const sortedPools = [...pools].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
   const outcomes = sortedPools.map((pool) =>
     env.memo
-      ? env.memo.get(planKey, pool, () => poolOutcome(plan, pool, figuresFor))
-      : poolOutcome(plan, pool, figuresFor),
+      ? env.memo.get(planKey, pool, () => poolOutcome(plan, pool, figuresFor, calendarStart))
+      : poolOutcome(plan, pool, figuresFor, calendarStart),
   );
   const governed = outcomes.filter((o): o is Extract<PoolOutcome, { kind: 'policy' }> => o.kind === 'policy');
   const excluded = outcomes.filter((o) => o.kind === 'excluded').length;
@@ -208,9 +209,9 @@ export type PoolOutcome =
   | { kind: 'invalid'; problems: Problem[] }
   | { kind: 'policy'; key: string; policy: RotationPolicy; summary: NodePoolSummary; problems: Problem[] };
 
-function poolOutcome(plan: MaintenancePlan, pool: NodePool, figuresFor: FiguresFor): PoolOutcome {
+function poolOutcome(plan: MaintenancePlan, pool: NodePool, figuresFor: FiguresFor, now: number): PoolOutcome {
   try {
-    return analyseOne(plan, pool, figuresFor);
+    return analyseOne(plan, pool, figuresFor, now);
   } catch (err) {
     // A NodePool field the derivation cannot read (e.g. spec.limits.cpu: "lots") throws deep inside it;
     // the answer is still a FATAL result naming the NodePool, never a failed call.
@@ -231,7 +232,7 @@ function poolOutcome(plan: MaintenancePlan, pool: NodePool, figuresFor: FiguresF
   }
 }
 
-function analyseOne(plan: MaintenancePlan, pool: NodePool, figuresFor: FiguresFor): PoolOutcome {
+function analyseOne(plan: MaintenancePlan, pool: NodePool, figuresFor: FiguresFor, now: number): PoolOutcome {
   const expansion = expandPlan(plan, [pool]);
   if (expansion.excluded.length > 0) return { kind: 'excluded' };
   if (expansion.errors.length > 0) {
@@ -251,7 +252,7 @@ function analyseOne(plan: MaintenancePlan, pool: NodePool, figuresFor: FiguresFo
   const expanded = expansion.policies[0];
   if (!expanded) return { kind: 'ungoverned' };
   const { nodePool, rule, policy } = expanded;
-  const { figures, findings } = analysePool(policy, pool, null, figuresFor);
+  const { figures, findings } = analysePool(policy, pool, null, figuresFor, now);
   const ruleIndex = rule === null ? -1 : (plan.spec.rules ?? []).findIndex((r) => r.name === rule);
   const where = `NodePool ${nodePool} (RotationPolicy ${policy.metadata.name}${rule ? `, rule ${rule}` : ''})`;
   return {
@@ -264,7 +265,8 @@ function analyseOne(plan: MaintenancePlan, pool: NodePool, figuresFor: FiguresFo
       severity: f.severity,
       reason: f.reason,
       nodePool,
-      message: `${where}: ${planField(plan, ruleIndex, f)}: ${f.message}`,
+      // The message explain gives: a fix to the generated policy names the plan field to set instead.
+      message: `${where}: ${planField(plan, ruleIndex, f)}: ${planFinding(plan, ruleIndex, f).message}`,
     })),
   };
 }
@@ -434,24 +436,14 @@ function readNodePools(
 
 /**
  * The plan field a finding is about: the deciding rule's override when it sets that field (or a parent of
- * it), otherwise spec.defaults, where the value came from or where to set it. Findings about the NodePool
- * itself (its expireAfter, terminationGracePeriod) keep their NodePool path.
+ * it), otherwise spec.defaults, where the value came from or where to set it (planOrigin, shared with
+ * explain). Findings about the NodePool itself (its expireAfter, terminationGracePeriod) keep their NodePool
+ * path.
  */
 function planField(plan: MaintenancePlan, ruleIndex: number, f: Finding): string {
   // "NodePool <name> spec.template.spec.expireAfter": the NodePool is already named in the message.
   if (!f.field.startsWith('spec.')) return f.field.replace(/^NodePool \S+ /, 'NodePool field ');
-  const inner = f.field.slice('spec.'.length);
-  const overrides = ruleIndex >= 0 ? (plan.spec.rules?.[ruleIndex]?.overrides as JsonObject | undefined) : undefined;
-  let node: JsonValue | undefined = overrides;
-  for (const part of inner.split('.')) {
-    if (!isObject(node) || !(part in node)) {
-      node = undefined;
-      break;
-    }
-    node = node[part];
-    if (!isObject(node)) break; // a scalar or list set here covers everything below it
-  }
-  return node !== undefined ? `spec.rules[${ruleIndex}].overrides.${inner}` : `spec.defaults.${inner}`;
+  return planOrigin(plan, ruleIndex, f.field);
 }
 
 /** The policy with the figure annotations, every object's keys sorted (expandPlan already sorted the spec). */

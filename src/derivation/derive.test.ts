@@ -5,7 +5,7 @@ import { windowFigures } from '../schedule/windows.js';
 import { derive } from './derive.js';
 import { policyParams } from './params.js';
 import { shortLeadFindings } from './short-lead.js';
-import { pool as bare } from '../../test/support/fixtures.js';
+import { pool as bare, iso } from '../../test/support/fixtures.js';
 
 const NOW = Date.parse('2027-01-04T00:00:00Z');
 const H = 3600;
@@ -33,8 +33,14 @@ function run(
   } catch {
     windows = windowFigures([], NOW); // an unknown zone: derive() must report it without the figures
   }
-  return derive({ params, pool: np, windows, nodeCount, nodeClaims: claims });
+  return derive({ params, pool: np, windows, nodeCount, nodeClaims: claims, now: NOW });
 }
+
+/** A scheduled freeze from `start`, `days` long. */
+const freeze = (start: string, days: number): { start: string; end: string } => ({
+  start,
+  end: iso(Date.parse(start) + days * D * 1000),
+});
 
 const reasons = (d: ReturnType<typeof run>): string[] => d.findings.map((f) => `${f.severity}:${f.reason}`);
 
@@ -177,6 +183,56 @@ const cases: {
     },
     expect: ['warning:RotationSpansNextWindow'],
   },
+  // Scheduled freezes against D = E − A − t_rot (NOW is 2027-01-04; auto: D = K·P = 2 × 4d = 8d).
+  {
+    reason: 'a freeze of 9d is longer than D = K·P = 8d: nodes becoming candidates as it begins get no window',
+    spec: { freezes: [freeze('2027-01-10T00:00:00Z', 9)] },
+    expect: ['warning:FreezeOutlastsNodes'],
+  },
+  {
+    reason: 'a freeze of exactly D = 8d leaves the node its last start as the freeze ends: nothing to say',
+    spec: { freezes: [freeze('2027-01-10T00:00:00Z', 8)] },
+    expect: [],
+  },
+  {
+    reason: 'a freeze of 9d already over at now harms no node',
+    spec: { freezes: [freeze('2026-12-20T00:00:00Z', 9)] },
+    expect: [],
+  },
+  {
+    reason: 'a freeze of 9d under way at now counts in full (nodes became candidates at its start)',
+    spec: { freezes: [freeze('2027-01-01T00:00:00Z', 9)] },
+    expect: ['warning:FreezeOutlastsNodes'],
+  },
+  {
+    reason: 'one finding per freeze that is too long: the second (9d), not the first (2d)',
+    spec: { freezes: [freeze('2027-01-10T00:00:00Z', 2), freeze('2027-02-10T00:00:00Z', 9)] },
+    expect: ['warning:FreezeOutlastsNodes'],
+  },
+  {
+    reason: 'K = 3 gives D = 12d, longer than the 9d freeze (and A = 46h43m < P)',
+    spec: { minRotationChances: 3, freezes: [freeze('2027-01-10T00:00:00Z', 9)] },
+    expect: ['warning:AggressiveAgeThreshold'],
+  },
+  {
+    reason: 'an explicit ageThreshold 200h leaves D = 336h − 200h − 1h17m = 134h43m, shorter than a 6d freeze',
+    spec: { ageThreshold: '200h', freezes: [freeze('2027-01-10T00:00:00Z', 6)] },
+    expect: ['warning:WeakenedChances', 'warning:FreezeOutlastsNodes'],
+  },
+  {
+    reason: 'expireAfter: Never has no deadline for a freeze to outlast',
+    spec: { freezes: [freeze('2027-01-10T00:00:00Z', 90)] },
+    pool: pool({ expireAfter: 'Never' }),
+    expect: [],
+  },
+  {
+    reason: 'a fatal A (weekly window: A < 0) is reported alone; there is no D to compare a freeze with',
+    spec: {
+      maintenanceWindows: [{ timezone: 'Asia/Tokyo', days: ['Sat'], start: '02:00', end: '06:00' }] as never,
+      freezes: [freeze('2027-01-10T00:00:00Z', 30)],
+    },
+    expect: ['fatal:NonPositiveAgeThreshold'],
+  },
 ];
 
 describe('layer 1 and layer 2 findings', () => {
@@ -193,6 +249,33 @@ describe('layer 1 and layer 2 findings', () => {
       expect(f.field).not.toBe('');
       expect(f.message).toMatch(/\. (Set|Raise|Lower|Add|Use|Widen|Merge|Replace|Make)\b/);
     }
+  });
+
+  it('names the freeze, its length and D, and ends it D after its start (RFC 3339 UTC) as the fix', () => {
+    const d = run({ freezes: [freeze('2027-01-01T00:00:00Z', 2), freeze('2027-01-09T09:00:00+09:00', 9)] });
+    expect(d.findings).toEqual([
+      {
+        severity: 'warning',
+        reason: 'FreezeOutlastsNodes',
+        field: 'spec.freezes[1]',
+        message:
+          'spec.freezes[1] (2027-01-09T09:00:00+09:00 to 2027-01-18T00:00:00Z) lasts 216h, longer than the 192h a ' +
+          'node of this NodePool has from becoming a candidate to the last rotation start that finishes before ' +
+          'expireAfter (E − A − t_rot = 336h − 142h43m − 1h17m), so nodes that become candidates as it begins get ' +
+          'no window to be rotated in before Karpenter expires them. Set its end to 2027-01-17T00:00:00Z, or raise ' +
+          'minRotationChances to 3 (D = K·P under auto).',
+        fix: { object: 'RotationPolicy', path: 'spec.freezes[1].end', value: '2027-01-17T00:00:00Z' },
+      },
+    ]);
+  });
+
+  it('offers a lower ageThreshold beside the shorter freeze when the threshold is explicit', () => {
+    const d = run({ ageThreshold: '200h', freezes: [freeze('2027-01-10T00:00:00Z', 6)] });
+    expect(d.findings.filter((f) => f.reason === 'FreezeOutlastsNodes').map((f) => f.message)).toEqual([
+      expect.stringMatching(
+        /lasts 144h, longer than the 134h43m .* end to 2027-01-15T14:43:00Z, or lower ageThreshold to 190h43m\.$/,
+      ) as unknown,
+    ]);
   });
 
   it('computes G = floor((E − A − t_rot) / P) for an explicit override', () => {

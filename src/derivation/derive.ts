@@ -1,8 +1,8 @@
 // The §3.2 derivation for one NodePool under its governing policy: the figures (P, t_rot, leadTime, A, G,
 // t_rot_est, C) and the layer-1 and layer-2 findings, in named steps (docs/design.md §3.2):
 //   resolve the terms → check the inputs (zones) → the figures that need no K → layer-1 checks
-//   → leadTime and C → A and G → layer-2 throughput.
-// Pure: the window figures are computed by the caller from an injected clock.
+//   → leadTime and C → A and G → layer-2 throughput → scheduled freezes against the span A leaves.
+// Pure: the window figures are computed by the caller from an injected clock, which also comes in as `now`.
 import type { NodeClaim, NodePool } from '../karpenter/types.js';
 import type { WindowFigures } from '../schedule/windows.js';
 import { ageThreshold } from './age-threshold.js';
@@ -17,6 +17,7 @@ import {
   templateFindings,
 } from './feasibility.js';
 import type { Finding } from './findings.js';
+import { freezeFindings } from './freezes.js';
 import { headroomFindings } from './headroom.js';
 import type { PolicyParams } from './params.js';
 import { effectiveGracePeriod, poolTerms, rotationBound, type PoolTerms } from './terms.js';
@@ -49,6 +50,8 @@ export interface DerivationInput {
   nodeCount: number | null;
   /** The pool's NodeClaims, for the size of one node in the headroom check. */
   nodeClaims?: readonly NodeClaim[];
+  /** The injected clock (epoch ms): a freeze already over by then is not checked. */
+  now: number;
 }
 
 /** The terms behind the figures, resolved against the NodePool: for messages and for the controller. */
@@ -134,7 +137,7 @@ export function derive(input: DerivationInput): Derivation {
   const leadTime = K * P + tRot;
   const C = capacityPerOccurrence(p, w.minDurationSeconds, tRotEst);
 
-  // Step 6: A and G, and the layer-1 checks on them. Step 7: layer 2.
+  // Step 6: A and G, and the layer-1 checks on them. Step 7: layer 2. Step 8: the freezes against A and G.
   const {
     A,
     G,
@@ -146,7 +149,15 @@ export function derive(input: DerivationInput): Derivation {
     tRot,
     leadTime,
   });
-  findings.push(...chanceChecks, ...throughputFindings(p, w, { A, G, C, N: input.nodeCount, tRotEst }));
+  findings.push(
+    ...chanceChecks,
+    ...throughputFindings(p, w, { A, G, C, N: input.nodeCount, tRotEst }),
+    ...freezeFindings(
+      p.freezes,
+      { E: terms.expireAfter, A, G, K, P, tRot, auto: p.ageThresholdOverride === null },
+      input.now,
+    ),
+  );
   return {
     figures: {
       ...figures,

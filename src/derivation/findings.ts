@@ -27,6 +27,8 @@ export const REASONS = {
   RotationSpansNextWindow: 'warning',
   // layer 3 — per node
   ShortLead: 'warning',
+  // scheduled freezes (with the figures: a freeze longer than E − A − t_rot)
+  FreezeOutlastsNodes: 'warning',
   // cluster prerequisites (controller only: it knows what exists)
   PlaceholderPriorityClassNotFound: 'fatal',
   // targeting
@@ -50,12 +52,18 @@ export interface Finding {
 }
 
 /**
- * A change that clears its finding: set the field at `path` of the policy, or of the NodePool the finding is
- * about, to `value`, written as the field accepts it (durations as formatDuration prints them). A property test
- * (fixes.test.ts) applies every fix and checks that the input stays valid and the finding goes.
+ * A change that clears its finding: set the field at `path` of the policy (the plan, for a NodePool a plan
+ * governs), or of the NodePool the finding is about, to `value`, written as the field accepts it (durations as
+ * formatDuration prints them). A property test (fixes.test.ts) applies every fix and checks that the input
+ * stays valid and the finding goes.
  */
 export interface Fix {
   object: 'RotationPolicy' | 'MaintenancePlan' | 'NodePool';
+  /**
+   * The object's name, when the report does not already say it: the plan of a NodePool a MaintenancePlan
+   * governs (its fixes go into the plan, not into the RotationPolicy generated from it).
+   */
+  name?: string;
   /** A dotted path with [i] for list items, e.g. spec.maintenanceWindows[0].timezone. */
   path: string;
   value: string | number | readonly string[];

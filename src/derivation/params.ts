@@ -1,10 +1,12 @@
 // A policy spec turned into numbers (seconds), with every default and every cross-field default resolved.
-import type { MaintenanceWindow, RotationPolicySpec } from '../generated/api-types.js';
+import type { Freeze, MaintenanceWindow, RotationPolicySpec } from '../generated/api-types.js';
 import { DEFAULT_REQUIRED_KEYS, FAILURE_PAUSE_FLOOR_SECONDS, withSchemaDefaults } from '../policy/defaults.js';
 import { parseDuration } from '../util/duration.js';
 
 export interface PolicyParams {
   windows: MaintenanceWindow[];
+  /** spec.freezes as written (RFC 3339 strings; the engine and the freeze check read them). */
+  freezes: Freeze[];
   /** K */
   minRotationChances: number;
   /** null: "auto" */
@@ -35,6 +37,7 @@ export function policyParams(spec: RotationPolicySpec): PolicyParams {
   const requiredKeysExplicit = required !== undefined && required.length > 0;
   return {
     windows: [...(s.maintenanceWindows ?? [])],
+    freezes: [...(s.freezes ?? [])],
     minRotationChances: s.minRotationChances as number,
     ageThresholdOverride:
       s.ageThreshold === undefined || s.ageThreshold === 'auto' ? null : parseDuration(s.ageThreshold),

@@ -199,6 +199,7 @@ function staticContext(s: Snapshot, pool: NodePool, policies: RotationPolicy[], 
           windows,
           nodeCount: claims.filter((x) => !x.metadata.deletionTimestamp).length,
           nodeClaims: claims,
+          now,
         })
       : null;
   // A missing placeholder PriorityClass blocks every start as surely as a schedule that cannot work.

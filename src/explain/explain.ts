@@ -1,16 +1,18 @@
 // `explain`: for each NodePool, the governing policy, the §3.2 figures and every finding. Pure: documents
 // and the clock come in, a report goes out.
 import type { Inputs } from '../api/documents.js';
-import type { MaintenanceWindow, RotationPolicy } from '../generated/api-types.js';
+import type { MaintenancePlan, MaintenanceWindow, RotationPolicy } from '../generated/api-types.js';
 import { nodePoolOf, type NodeClaim, type NodePool } from '../karpenter/types.js';
 import { derive, NULL_FIGURES, type Figures } from '../derivation/derive.js';
 import { finding, type Finding, type Fix } from '../derivation/findings.js';
 import { policyParams } from '../derivation/params.js';
 import { shortLeadFindings } from '../derivation/short-lead.js';
 import { expandPlan, planNameFindings, unknownNodePoolFindings, type ExpansionError } from '../plan/expand.js';
+import { planFinding, withoutFix } from '../plan/fix-target.js';
 import { governingPolicy } from '../policy/resolve.js';
 import type { WindowFigures } from '../schedule/windows.js';
 import { figuresCache } from '../schedule/figures-cache.js';
+import { setPath } from '../util/set-path.js';
 
 export interface ReportFinding {
   severity: 'fatal' | 'warning';
@@ -50,6 +52,7 @@ export function analysePool(
   pool: NodePool,
   claims: readonly NodeClaim[] | null,
   figuresFor: (w: readonly MaintenanceWindow[]) => WindowFigures,
+  now: number,
 ): PoolAnalysis {
   const params = policyParams(policy.spec);
   const live = claims?.filter((c) => !c.metadata.deletionTimestamp) ?? null;
@@ -66,6 +69,7 @@ export function analysePool(
     windows,
     nodeCount: live ? live.length : (pool.status?.nodes ?? null),
     nodeClaims: live ?? [],
+    now,
   });
   const findings = [...d.findings];
   if (live && d.figures.windowPeriodSeconds !== null && !windows.empty) {
@@ -88,9 +92,13 @@ export function explain(
   now: number,
 ): ExplainResult {
   const result: ExplainResult = { report: { nodePools: [] }, excluded: [], planErrors: [], inputFindings: [] };
-  const policies = effectivePolicies(inputs, result);
+  const origins: PlanOrigins = new Map();
+  const policies = effectivePolicies(inputs, { ...result, origins });
   const claimsGiven = inputs.nodeClaims.length > 0;
+  const claimsOf = (name: string): NodeClaim[] | null =>
+    claimsGiven ? inputs.nodeClaims.filter((c) => nodePoolOf(c) === name) : null;
   const figuresFor = figuresCache().at(now);
+  const checkPlanFix = planFixCheck({ nodePools: inputs.nodePools, claimsOf, figuresFor, now });
   const pools = [...inputs.nodePools].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
   for (const pool of pools) {
     const name = pool.metadata.name;
@@ -110,13 +118,15 @@ export function explain(
       result.report.nodePools.push({ nodePool: name, policy: null, ...NULL_FIGURES, findings: [strip(f)] });
       continue;
     }
-    const claims = claimsGiven ? inputs.nodeClaims.filter((c) => nodePoolOf(c) === name) : null;
-    const a = analysePool(gov.policy, pool, claims, figuresFor);
+    const a = analysePool(gov.policy, pool, claimsOf(name), figuresFor, now);
+    const origin = origins.get(gov.policy);
+    // A policy a plan generated: its fixes go into the plan, and only those that break no other NodePool.
+    const findings = origin ? a.findings.map((f) => checkPlanFix(origin, name, f)) : a.findings;
     result.report.nodePools.push({
       nodePool: name,
       policy: gov.policy.metadata.name,
       ...a.figures,
-      findings: a.findings.map(strip),
+      findings: findings.map(strip),
     });
   }
   return result;
@@ -152,7 +162,7 @@ export function reportJson(report: ExplainResult['report']): string {
  */
 export function effectivePolicies(
   inputs: Pick<Inputs, 'policies' | 'plans' | 'nodePools'>,
-  result: Pick<ExplainResult, 'excluded' | 'planErrors' | 'inputFindings'> = {
+  result: Pick<ExplainResult, 'excluded' | 'planErrors' | 'inputFindings'> & { origins?: PlanOrigins } = {
     excluded: [],
     planErrors: [],
     inputFindings: [],
@@ -171,7 +181,11 @@ export function effectivePolicies(
     const expansion = expandPlan(plan, inputs.nodePools);
     for (const e of expansion.errors) result.planErrors.push({ ...e, plan: plan.metadata.name });
     for (const x of expansion.excluded) result.excluded.push({ ...x, plan: plan.metadata.name });
-    policies.push(...expansion.policies.map((e) => e.policy));
+    const rules = plan.spec.rules ?? [];
+    for (const e of expansion.policies) {
+      policies.push(e.policy);
+      result.origins?.set(e.policy, { plan, ruleIndex: rules.findIndex((r) => r.name === e.rule) });
+    }
     if (expansion.policies.length === 0 && expansion.errors.length === 0) {
       result.inputFindings.push({
         ...finding(
@@ -186,4 +200,92 @@ export function effectivePolicies(
     }
   }
   return policies;
+}
+
+/** The plan and deciding rule (its index, −1 for none) of each policy a plan generated. */
+interface PlanOrigin {
+  plan: MaintenancePlan;
+  ruleIndex: number;
+}
+type PlanOrigins = Map<RotationPolicy, PlanOrigin>;
+
+interface PlanFixContext {
+  nodePools: readonly NodePool[];
+  claimsOf: (nodePool: string) => NodeClaim[] | null;
+  figuresFor: (w: readonly MaintenanceWindow[]) => WindowFigures;
+  now: number;
+}
+
+/** What a plan makes of each NodePool: its generated spec and fatal reasons, or its expansion errors. */
+type PlanOutcomes = Map<string, { spec: string; fatal: Set<string> } | { errors: string[] }>;
+
+/**
+ * A fix moved into a plan reaches every NodePool whose settings come from the same place (all the pools its
+ * rule decides, or every pool on the defaults), with a value worked out for one of them. It is offered only
+ * when, applied to the plan, every other NodePool's settings still form a valid policy and none gains a fatal
+ * finding; otherwise the finding keeps its advice, without the fix, and says what the value would break.
+ * Each distinct (plan, path, value) is tried once, and only the NodePools whose settings it changes are
+ * analysed again.
+ */
+function planFixCheck(ctx: PlanFixContext): (origin: PlanOrigin, nodePool: string, f: Finding) => Finding {
+  const byName = new Map(ctx.nodePools.map((p) => [p.metadata.name, p]));
+  const outcomes = (plan: MaintenancePlan, before?: PlanOutcomes): PlanOutcomes => {
+    const out: PlanOutcomes = new Map();
+    const expansion = expandPlan(plan, ctx.nodePools);
+    for (const e of expansion.errors) {
+      const o = out.get(e.nodePool);
+      out.set(e.nodePool, { errors: [...(o && 'errors' in o ? o.errors : []), `${e.path}: found ${e.found}`] });
+    }
+    for (const e of expansion.policies) {
+      const spec = JSON.stringify(e.policy.spec);
+      const was = before?.get(e.nodePool);
+      if (was && 'spec' in was && was.spec === spec) {
+        out.set(e.nodePool, was);
+        continue;
+      }
+      const pool = byName.get(e.nodePool) as NodePool;
+      const a = analysePool(e.policy, pool, ctx.claimsOf(e.nodePool), ctx.figuresFor, ctx.now);
+      out.set(e.nodePool, {
+        spec,
+        fatal: new Set(a.findings.filter((g) => g.severity === 'fatal').map((g) => g.reason)),
+      });
+    }
+    return out;
+  };
+  /** Per plan: what it makes of each pool, and what each tried fix would do to them (pool → harm). */
+  const plans = new Map<MaintenancePlan, { before: PlanOutcomes; tried: Map<string, Map<string, string>> }>();
+  const harmOf = (plan: MaintenancePlan, fix: Fix): Map<string, string> => {
+    let known = plans.get(plan);
+    if (!known) plans.set(plan, (known = { before: outcomes(plan), tried: new Map() }));
+    const key = `${fix.path}\0${JSON.stringify(fix.value)}`;
+    const tried = known.tried.get(key);
+    if (tried) return tried;
+    const before = known.before;
+    const harm = new Map<string, string>();
+    for (const [pool, o] of outcomes(setPath(plan, fix.path, fix.value), before)) {
+      const was = before.get(pool);
+      if ('errors' in o) {
+        const added = o.errors.filter((e) => !(was && 'errors' in was && was.errors.includes(e)));
+        if (added.length > 0) harm.set(pool, `leave its settings an invalid policy (${added.join('; ')})`);
+      } else if (was && 'fatal' in was) {
+        const added = [...o.fatal].filter((r) => !was.fatal.has(r));
+        if (added.length > 0) harm.set(pool, `make it fatal there (${added.join(', ')})`);
+      }
+    }
+    known.tried.set(key, harm);
+    return harm;
+  };
+  return ({ plan, ruleIndex }, nodePool, f) => {
+    const moved = planFinding(plan, ruleIndex, f);
+    const fix = moved.fix;
+    if (fix?.object !== 'MaintenancePlan') return moved;
+    const harm = [...harmOf(plan, fix)].find(([pool]) => pool !== nodePool);
+    if (!harm) return moved;
+    return withoutFix(
+      f,
+      `Not offered as a fix: ${fix.path} = ${JSON.stringify(fix.value)} in MaintenancePlan ${plan.metadata.name} ` +
+        `would also reach NodePool ${harm[0]} and ${harm[1]}; give NodePool ${nodePool} a rule of its own ` +
+        'and set it there.',
+    );
+  };
 }

@@ -180,17 +180,19 @@ export function unknownNodePoolFindings(
         ),
       ];
     const near = nearNames(name, [...byName.keys()]);
+    const text =
+      `${owner} names NodePool "${name}", which is not among the ${byName.size} NodePools given, ` +
+      'so it matches nothing.';
+    const meant = near.length === 1 ? (near[0] as string) : undefined;
+    // The name meant is already in the list: renaming would list it twice (invalid), so the fix removes the typo.
+    if (meant !== undefined && names.includes(meant)) {
+      const value = names.filter((_, k) => k !== j);
+      const message = `${text} Did you mean "${meant}"? It is already named: remove "${name}" from ${path}.`;
+      return [finding('UnknownNodePool', field, message, { object: kind, path, value })];
+    }
     const hint = near.length > 0 ? `Did you mean ${near.map((n) => `"${n}"`).join(' or ')}? Fix` : 'Fix';
-    const fix = near.length === 1 ? { object: kind, path: field, value: near[0] as string } : undefined;
-    return [
-      finding(
-        'UnknownNodePool',
-        field,
-        `${owner} names NodePool "${name}", which is not among the ${byName.size} NodePools given, so it ` +
-          `matches nothing. ${hint} the name or remove it.`,
-        fix,
-      ),
-    ];
+    const fix = meant !== undefined ? { object: kind, path: field, value: meant } : undefined;
+    return [finding('UnknownNodePool', field, `${text} ${hint} the name or remove it.`, fix)];
   });
 }
 
