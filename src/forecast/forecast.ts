@@ -1,0 +1,169 @@
+// The forecast per NodeClaim (issue 22 item 1): its forced deadline, when it becomes a candidate, the window in
+// which the engine is planned to rotate it, the margin left, and whether it is at risk. Pure: `now` is injected.
+//
+// It follows the engine's own rules rather than restating them:
+//  - deadline, eligibility and t_rot come from the engine's helpers (candidates.ts): the claim's own
+//    expireAfter and terminationGracePeriod, and the auto or explicit age threshold exactly as the engine reads it;
+//  - a claim is a candidate strictly after its eligibility instant (`now > eligibleFrom`), and the engine wakes
+//    at eligibleFrom + 1 ms, so the earliest start is eligibleAt + 1 ms;
+//  - a rotation may start at any instant t with an occurrence open (occ.start ≤ t < occ.end) and no freeze
+//    covering t (freeze.start ≤ t < freeze.end) — the start gates of start.ts; a rotation once started runs on
+//    past the window's end, so the window bounds only the start;
+//  - the pool rotates one claim at a time (the activeRotation anchor is a serial gate; maxUnavailable is 1), the
+//    earliest-deadline candidate first (byDeadline), and after a success it waits cooldownAfter.
+//
+// Serialisation (decision): the pool is modelled as one server whose service time is the derivation's expected
+// rotation time plus the cooldown, t_rot_est + cooldownAfter — the very service time behind the derivation's
+// capacity C = m · ceil(D / (t_rot_est + cooldownAfter)) (throughput.ts). Rather than a fixed C per occurrence,
+// the queue is simulated on the real calendar, so an occurrence of length D admits exactly ceil(D / service)
+// starts (C for the shortest one, more for longer ones, fewer for one cut by a freeze), and an eligibility that
+// begins mid-window starts mid-window, as the engine would. A claim whose turn comes at or after its deadline is
+// expired by Karpenter before then and takes no turn; a claim whose turn leaves less than t_rot before its
+// deadline still takes its turn (the engine starts it anyway) but is at risk. The planning uses the expected
+// time for the queue and the bound t_rot for the margin, so the margin is the guarantee the engine's t_rot
+// promises, not a best case.
+import type { NodeClaim } from '../karpenter/types.js';
+import type { PolicyParams } from '../derivation/params.js';
+import { byDeadline, claimRotationBound, deadlineOf, eligibleFrom } from '../engine/candidates.js';
+import { parseTime } from '../engine/annotations.js';
+import { occurrences, type Interval } from '../schedule/windows.js';
+
+export interface ClaimForecast {
+  nodeClaim: string;
+  /** creationTimestamp + spec.expireAfter (epoch ms); null for expireAfter: Never. */
+  deadline: number | null;
+  /** The instant after which the claim is a candidate (epoch ms); null without a deadline. */
+  eligibleAt: number | null;
+  /** The occurrence in which its rotation is planned to start; null when none before the deadline. */
+  plannedWindow: Interval | null;
+  /** The planned start inside that occurrence (epoch ms). */
+  plannedStart: number | null;
+  /** t_rot for this claim (its own terminationGracePeriod), seconds. */
+  rotationBoundSeconds: number;
+  /** deadline − (plannedStart + t_rot), seconds; null when not planned or without a deadline. Negative: too late. */
+  marginSeconds: number | null;
+  /** A deadline and no start in a window, in its turn, that leaves t_rot before it. */
+  atRisk: boolean;
+}
+
+export interface ForecastInput {
+  /** The NodePool's claims. Claims being deleted are left out (they are already on their way). */
+  claims: readonly NodeClaim[];
+  params: PolicyParams;
+  /** P, as the engine reads it (the window figures' periodSeconds); the auto age threshold depends on it. */
+  periodSeconds: number;
+  /** t_rot_est, the derivation's expected rotation time (seconds). */
+  expectedRotationSeconds: number;
+  /** Freezes as half-open intervals (epoch ms): freezeIntervals() builds them from the policy and the NodePool. */
+  freezes: readonly Interval[];
+  now: number;
+}
+
+/**
+ * The freezes the engine honours, as intervals: each scheduled freeze of the policy, and the NodePool's freeze
+ * annotation (frozen from now until then). An unreadable freeze freezes until fixed (the engine fails closed),
+ * so it is one interval without end.
+ */
+export function freezeIntervals(
+  policyFreezes: readonly { start: string; end: string }[],
+  annotation: string | undefined,
+  now: number,
+): Interval[] {
+  const out: Interval[] = [];
+  const ann = parseTime(annotation);
+  if (annotation !== undefined && ann === null) return [{ start: now, end: Infinity }];
+  if (ann !== null && ann > now) out.push({ start: now, end: ann });
+  for (const f of policyFreezes) {
+    const s = parseTime(f.start);
+    const e = parseTime(f.end);
+    if (s === null || e === null) return [{ start: now, end: Infinity }];
+    if (e > s) out.push({ start: s, end: e });
+  }
+  return out;
+}
+
+/** The open instants from `from` to `to`: occurrences minus freezes, as sorted disjoint half-open intervals. */
+export function openIntervals(
+  occ: readonly Interval[],
+  freezes: readonly Interval[],
+  from: number,
+  to: number,
+): { open: Interval; occurrence: Interval }[] {
+  const fz = [...freezes].sort((a, b) => a.start - b.start);
+  const out: { open: Interval; occurrence: Interval }[] = [];
+  for (const o of occ) {
+    let pieces: Interval[] = [{ start: Math.max(o.start, from), end: Math.min(o.end, to) }];
+    for (const f of fz) {
+      pieces = pieces.flatMap((p) => {
+        if (f.end <= p.start || f.start >= p.end) return [p];
+        const keep: Interval[] = [];
+        if (f.start > p.start) keep.push({ start: p.start, end: f.start });
+        if (f.end < p.end) keep.push({ start: f.end, end: p.end });
+        return keep;
+      });
+    }
+    for (const p of pieces) if (p.end > p.start) out.push({ open: p, occurrence: o });
+  }
+  return out;
+}
+
+const byDeadlineThenName = (a: ClaimForecast, b: ClaimForecast): number => {
+  const da = a.deadline ?? Infinity;
+  const db = b.deadline ?? Infinity;
+  if (da !== db) return da < db ? -1 : 1;
+  return a.nodeClaim < b.nodeClaim ? -1 : a.nodeClaim > b.nodeClaim ? 1 : 0;
+};
+
+/** The forecast for every claim of one NodePool, sorted by deadline (none last), then name. */
+export function forecast(input: ForecastInput): ClaimForecast[] {
+  const { params: p, periodSeconds, now } = input;
+  const claims = input.claims.filter((c) => !c.metadata.deletionTimestamp);
+  const service = (input.expectedRotationSeconds + p.cooldownAfter) * 1000;
+  const base = (claim: NodeClaim): ClaimForecast => {
+    const deadline = deadlineOf(claim);
+    return {
+      nodeClaim: claim.metadata.name,
+      deadline,
+      eligibleAt: eligibleFrom(claim, p, periodSeconds),
+      plannedWindow: null,
+      plannedStart: null,
+      rotationBoundSeconds: claimRotationBound(claim, p.readyTimeout),
+      marginSeconds: null,
+      atRisk: deadline !== null,
+    };
+  };
+  const out = new Map(claims.map((c) => [c, base(c)]));
+  const queue = claims.filter((c) => deadlineOf(c) !== null).sort(byDeadline);
+  if (queue.length > 0) {
+    const horizon = Math.max(...queue.map((c) => deadlineOf(c) as number));
+    const open = openIntervals(occurrences(p.windows, now, horizon), input.freezes, now, horizon);
+    let cursor = now;
+    let i = 0; // the open interval the cursor is in or before
+    const pending = [...queue];
+    while (pending.length > 0) {
+      // The earliest instant ≥ cursor at which some pending claim is a candidate and the pool may start.
+      const earliest = Math.min(...pending.map((c) => (out.get(c)?.eligibleAt as number) + 1));
+      let t = Math.max(cursor, earliest);
+      while (i < open.length && (open[i] as { open: Interval }).open.end <= t) i++;
+      const slot = open[i];
+      if (!slot) break;
+      t = Math.max(t, slot.open.start);
+      // The engine's pick at t: the earliest-deadline claim already a candidate (queue is in byDeadline order).
+      const idx = pending.findIndex((c) => (out.get(c)?.eligibleAt as number) < t);
+      const claim = pending[idx] as NodeClaim;
+      pending.splice(idx, 1);
+      const f = out.get(claim) as ClaimForecast;
+      const deadline = f.deadline as number;
+      if (t >= deadline) continue; // expired by Karpenter before its turn: at risk, and it takes no turn
+      const margin = (deadline - (t + f.rotationBoundSeconds * 1000)) / 1000;
+      Object.assign(f, {
+        plannedWindow: { ...slot.occurrence },
+        plannedStart: t,
+        marginSeconds: margin,
+        atRisk: margin < 0,
+      });
+      cursor = t + service;
+    }
+  }
+  return [...out.values()].sort(byDeadlineThenName);
+}
