@@ -222,6 +222,51 @@ spec: {expireAfter: ${i === 1 ? '100h' : '336h'}, terminationGracePeriod: 1h}
   });
 });
 
+describe('noderotation explain: the forecast per NodeClaim', () => {
+  it('plans the claims one at a time, earliest deadline first, with their margins', async () => {
+    // Deadline 2027-01-08T00:00Z for both; t_rot = 15m + 1h + 120s = 4620 s; the next occurrence is Wed 02:00 JST
+    // (Tue 17:00Z); t_rot_est 900 s + cooldownAfter 600 s between the two starts.
+    const claims = ['b', 'a']
+      .map(
+        (n) => `
+apiVersion: karpenter.sh/v1
+kind: NodeClaim
+metadata: {name: ${n}, creationTimestamp: "2026-12-25T00:00:00Z", labels: {karpenter.sh/nodepool: general}}
+spec: {expireAfter: 336h, terminationGracePeriod: 1h}
+---`,
+      )
+      .join('');
+    const args = ['-f', ex('rotationpolicy-worked-example.yaml'), '-f', ex('nodepools.yaml'), '-f', '-'];
+    const r = await cli(['explain', '-o', 'json', '--now', '2027-01-04T00:00:00Z', ...args], claims);
+    const general = row(r.out, 'general') as unknown as { forecast: Record<string, unknown>[] };
+    expect(general.forecast).toEqual([
+      {
+        nodeClaim: 'a',
+        deadline: '2027-01-08T00:00:00Z',
+        eligibleAt: '2026-12-30T22:43:00Z',
+        plannedWindow: { start: '2027-01-05T17:00:00Z', end: '2027-01-05T21:00:00Z' },
+        plannedStart: '2027-01-05T17:00:00Z',
+        rotationBoundSeconds: 4620,
+        marginSeconds: 55 * 3600 - 4620,
+        atRisk: false,
+      },
+      {
+        nodeClaim: 'b',
+        deadline: '2027-01-08T00:00:00Z',
+        eligibleAt: '2026-12-30T22:43:00Z',
+        plannedWindow: { start: '2027-01-05T17:00:00Z', end: '2027-01-05T21:00:00Z' },
+        plannedStart: '2027-01-05T17:25:00Z',
+        rotationBoundSeconds: 4620,
+        marginSeconds: 55 * 3600 - 1500 - 4620,
+        atRisk: false,
+      },
+    ]);
+    // Without NodeClaims there is nothing to forecast, and the key is absent (see the documented keys above).
+    const none = await cli(['explain', '-o', 'json', ...args.slice(0, 4)]);
+    expect(row(none.out, 'general')).not.toHaveProperty('forecast');
+  });
+});
+
 describe('noderotation validate and usage', () => {
   it("validate prints one line per finding and a count, with explain's exit status", async () => {
     const r = await cli(['validate', '-f', ex('rotationpolicy-weekly-fatal.yaml'), '-f', ex('nodepools.yaml')]);

@@ -13,6 +13,8 @@ import { governingPolicy } from '../policy/resolve.js';
 import type { WindowFigures } from '../schedule/windows.js';
 import { figuresCache } from '../schedule/figures-cache.js';
 import { setPath } from '../util/set-path.js';
+import { forecast, forecastJson, freezeIntervals, type ClaimForecast } from '../forecast/forecast.js';
+import { A } from '../engine/annotations.js';
 
 export interface ReportFinding {
   severity: 'fatal' | 'warning';
@@ -26,6 +28,8 @@ export interface NodePoolReport extends Figures {
   nodePool: string;
   policy: string | null;
   findings: ReportFinding[];
+  /** Per NodeClaim (docs/api.md, Forecast); only when NodeClaims are given. */
+  forecast?: ClaimForecast[];
 }
 
 export interface ExplainResult {
@@ -44,6 +48,8 @@ export interface ExplainResult {
 export interface PoolAnalysis {
   figures: Figures;
   findings: Finding[];
+  /** Null without NodeClaims, or when the figures it needs are unknown (an invalid zone). */
+  forecast: ClaimForecast[] | null;
 }
 
 /** Figures and findings for one NodePool under one policy: layers 1 and 2, and layer 3 over its claims. */
@@ -84,7 +90,20 @@ export function analysePool(
   }
   // Fatal first, then in the order of the design's tables.
   findings.sort((a, b) => (a.severity === b.severity ? 0 : a.severity === 'fatal' ? -1 : 1));
-  return { figures: d.figures, findings };
+  const P = d.figures.windowPeriodSeconds;
+  const tRotEst = d.figures.expectedRotationSeconds;
+  const ahead =
+    live && P !== null && tRotEst !== null
+      ? forecast({
+          claims: live,
+          params,
+          periodSeconds: P,
+          expectedRotationSeconds: tRotEst,
+          freezes: freezeIntervals(params.freezes, pool.metadata.annotations?.[A.freeze], now),
+          now,
+        })
+      : null;
+  return { figures: d.figures, findings, forecast: ahead };
 }
 
 export function explain(
@@ -127,6 +146,7 @@ export function explain(
       policy: gov.policy.metadata.name,
       ...a.figures,
       findings: findings.map(strip),
+      ...(a.forecast ? { forecast: a.forecast } : {}),
     });
   }
   return result;
@@ -152,6 +172,7 @@ export function reportJson(report: ExplainResult['report']): string {
     expectedRotationSeconds: p.expectedRotationSeconds,
     capacityPerOccurrence: p.capacityPerOccurrence,
     findings: p.findings.map(strip),
+    ...(p.forecast ? { forecast: p.forecast.map(forecastJson) } : {}),
   }));
   return `${JSON.stringify({ nodePools: pools }, null, 2)}\n`;
 }

@@ -25,7 +25,7 @@
 import type { NodeClaim } from '../karpenter/types.js';
 import type { PolicyParams } from '../derivation/params.js';
 import { byDeadline, claimRotationBound, deadlineOf, eligibleFrom } from '../engine/candidates.js';
-import { parseTime } from '../engine/annotations.js';
+import { parseTime, rfc3339 } from '../engine/annotations.js';
 import { occurrences, type Interval } from '../schedule/windows.js';
 
 export interface ClaimForecast {
@@ -166,4 +166,33 @@ export function forecast(input: ForecastInput): ClaimForecast[] {
     }
   }
   return [...out.values()].sort(byDeadlineThenName);
+}
+
+/** A forecast as `explain -o json` prints it: instants as RFC 3339, keys in the documented order. */
+export interface ForecastJson {
+  nodeClaim: string;
+  deadline: string | null;
+  eligibleAt: string | null;
+  plannedWindow: { start: string; end: string } | null;
+  plannedStart: string | null;
+  rotationBoundSeconds: number;
+  marginSeconds: number | null;
+  atRisk: boolean;
+}
+
+/** Whole seconds, on the safe side: an instant is rounded up (a start at eligibleAt + 1 ms shows the next second). */
+const time = (ms: number | null): string | null => (ms === null ? null : rfc3339(Math.ceil(ms / 1000) * 1000));
+
+export function forecastJson(f: ClaimForecast): ForecastJson {
+  return {
+    nodeClaim: f.nodeClaim,
+    deadline: time(f.deadline),
+    eligibleAt: time(f.eligibleAt),
+    plannedWindow: f.plannedWindow && { start: rfc3339(f.plannedWindow.start), end: rfc3339(f.plannedWindow.end) },
+    plannedStart: time(f.plannedStart),
+    rotationBoundSeconds: f.rotationBoundSeconds,
+    // Rounded down, on the safe side, like the start above.
+    marginSeconds: f.marginSeconds === null ? null : Math.floor(f.marginSeconds),
+    atRisk: f.atRisk,
+  };
 }
