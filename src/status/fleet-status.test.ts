@@ -32,6 +32,32 @@ describe('noderotation status', () => {
     expect(table).toContain('Fri 2027-01-08 17:00 UTC');
   });
 
+  it('the forecast summed up: the next planned rotations, the smallest margin, the claims at risk', () => {
+    // Both are planned into Sat 02:00 Tokyo (Fri 17:00Z), one after the other (t_rot_est 15m + cooldown 10m);
+    // 'old' has the smaller margin: deadline Sat 18:00Z − (17:00Z + t_rot 1h17m) = 23h43m. 'late' was created
+    // so that its deadline (Thu 12:00Z) comes before any opening: at risk, not planned.
+    const s = snapshot({
+      claims: [
+        claim('old', { createdAt: OLD }),
+        claim('almost', { createdAt: OUT_OF_WINDOW - 4 * DAY }),
+        claim('late', { createdAt: OUT_OF_WINDOW + 9 * 3_600_000 - 14 * DAY }),
+      ],
+    });
+    const [p] = fleetStatus(s, OUT_OF_WINDOW);
+    expect(p?.forecast).toEqual({
+      next: [
+        { nodeClaim: 'old', plannedStart: '2027-01-08T17:00:00Z' },
+        { nodeClaim: 'almost', plannedStart: '2027-01-08T17:25:00Z' },
+      ],
+      atRisk: 1,
+      minMarginSeconds: 23 * 3600 + 43 * 60,
+    });
+    const wide = renderStatus([p!], { now: OUT_OF_WINDOW, userZone: 'UTC', wide: true });
+    expect(wide).toContain('FORECAST');
+    expect(wide).toContain('next old Sat 2027-01-09 02:00 Asia/Tokyo, min margin 23h43m, 1 at risk');
+    expect(renderStatus([p!], { now: OUT_OF_WINDOW, userZone: 'UTC', wide: false })).not.toContain('FORECAST');
+  });
+
   it('a rotation in flight: claim, phase, since, from the annotations; the controller’s view joined', () => {
     const s0 = snapshot({ claims: [claim('old', { createdAt: OLD })] });
     const s = apply(s0, decide(s0, IN_WINDOW).actions, IN_WINDOW);

@@ -53,9 +53,21 @@ function notes(p: PoolStatus): string {
   return out.join('; ') || '-';
 }
 
+/** `next a Sat 2027-01-09 02:00 Asia/Tokyo, min margin 53h43m, 0 at risk`: the first planned rotation and the risk. */
+function forecastCell(p: PoolStatus): string {
+  const f = p.forecast;
+  if (!f) return '-';
+  const out: string[] = [];
+  const first = f.next[0];
+  if (first) out.push(`next ${first.nodeClaim} ${wallTime(first.plannedStart, p.windowZone)}`);
+  if (f.minMarginSeconds !== null) out.push(`min margin ${formatDuration(f.minMarginSeconds)}`);
+  out.push(`${f.atRisk} at risk`);
+  return out.join(', ');
+}
+
 export function renderStatus(pools: readonly PoolStatus[], o: TableOptions): string {
   const header = ['NODEPOOL', 'POLICY', 'WINDOW', 'CANDIDATES', 'ROTATION', 'LAST-SUCCESS', 'LAST-FAILURE', 'NOTES'];
-  if (o.wide) header.push('SURGE-NODE', `NEXT-CHANGE(${o.userZone})`, 'CONTROLLER');
+  if (o.wide) header.push('SURGE-NODE', `NEXT-CHANGE(${o.userZone})`, 'FORECAST', 'CONTROLLER');
   const rows = pools.map((p) => {
     const row = [
       p.nodePool,
@@ -73,6 +85,7 @@ export function renderStatus(pools: readonly PoolStatus[], o: TableOptions): str
       row.push(
         p.rotation?.surgeNode ?? '-',
         change && p.policy !== null ? wallTime(change, o.userZone) : '-',
+        forecastCell(p),
         ready ? `${ready.reason}${p.controller?.waiting ? `: ${p.controller.waiting}` : ''}` : '-',
       );
     }
