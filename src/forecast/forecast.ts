@@ -107,6 +107,9 @@ export function openIntervals(
   return out;
 }
 
+/** xs[k], for an index known to be in range. */
+const at = (xs: readonly number[], k: number): number => xs[k] as number;
+
 const byDeadlineThenName = (a: ClaimForecast, b: ClaimForecast): number => {
   const da = a.deadline ?? Infinity;
   const db = b.deadline ?? Infinity;
@@ -137,21 +140,39 @@ export function forecast(input: ForecastInput): ClaimForecast[] {
   if (queue.length > 0) {
     const horizon = Math.max(...queue.map((c) => deadlineOf(c) as number));
     const open = openIntervals(occurrences(p.windows, now, horizon), input.freezes, now, horizon);
+    const eligibleAt = queue.map((c) => (out.get(c) as ClaimForecast).eligibleAt as number);
+    // Claims by eligibility, and those already candidates by their rank in the engine's order (byDeadline):
+    // the cursor only moves forward, so each claim joins the candidates once and leaves when planned.
+    const byEligibility = queue.map((_, k) => k).sort((a, b) => at(eligibleAt, a) - at(eligibleAt, b) || a - b);
+    const ready: number[] = [];
+    let e = 0;
+    const admit = (t: number): void => {
+      for (; e < byEligibility.length && at(eligibleAt, at(byEligibility, e)) < t; e++) {
+        const rank = at(byEligibility, e);
+        let lo = 0;
+        let hi = ready.length;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if (at(ready, mid) < rank) lo = mid + 1;
+          else hi = mid;
+        }
+        ready.splice(lo, 0, rank);
+      }
+    };
     let cursor = now;
     let i = 0; // the open interval the cursor is in or before
-    const pending = [...queue];
-    while (pending.length > 0) {
-      // The earliest instant ≥ cursor at which some pending claim is a candidate and the pool may start.
-      const earliest = Math.min(...pending.map((c) => (out.get(c)?.eligibleAt as number) + 1));
-      let t = Math.max(cursor, earliest);
+    while (e < byEligibility.length || ready.length > 0) {
+      // The earliest instant ≥ cursor at which some claim is a candidate (strictly after eligibleAt) and the pool
+      // may start.
+      admit(cursor);
+      let t = ready.length > 0 ? cursor : Math.max(cursor, at(eligibleAt, at(byEligibility, e)) + 1);
       while (i < open.length && (open[i] as { open: Interval }).open.end <= t) i++;
       const slot = open[i];
       if (!slot) break;
       t = Math.max(t, slot.open.start);
-      // The engine's pick at t: the earliest-deadline claim already a candidate (queue is in byDeadline order).
-      const idx = pending.findIndex((c) => (out.get(c)?.eligibleAt as number) < t);
-      const claim = pending[idx] as NodeClaim;
-      pending.splice(idx, 1);
+      admit(t);
+      // The engine's pick at t: the earliest-deadline claim already a candidate.
+      const claim = queue[ready.shift() as number] as NodeClaim;
       const f = out.get(claim) as ClaimForecast;
       const deadline = f.deadline as number;
       if (t >= deadline) continue; // expired by Karpenter before its turn: at risk, and it takes no turn
