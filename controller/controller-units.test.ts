@@ -297,6 +297,40 @@ describe('wire formats', () => {
     expect(await m.text()).not.toContain('nodepool="gone"');
   });
 
+  it('forecast metrics per NodePool: least margin, claims at risk, time to expiry, no claim labels', async () => {
+    const m = new ControllerMetrics();
+    const now = Date.parse('2027-01-04T00:00:00Z');
+    const f = (name: string, hoursLeft: number | null, margin: number | null, atRisk: boolean) => ({
+      nodeClaim: name,
+      deadline: hoursLeft === null ? null : now + hoursLeft * 3_600_000,
+      eligibleAt: null,
+      plannedWindow: null,
+      plannedStart: margin === null ? null : now,
+      rotationBoundSeconds: 4620,
+      marginSeconds: margin,
+      atRisk,
+    });
+    m.rotation.forecast('p', [f('a', 30, 7200.5, false), f('b', 5, -60, true), f('c', null, null, false)], now);
+    let text = await m.text();
+    expect(text).toContain('noderotation_nodepool_min_forecast_margin_seconds{nodepool="p"} -60');
+    expect(text).toContain('noderotation_nodepool_claims_at_risk{nodepool="p"} 1');
+    expect(text).toContain('noderotation_nodeclaim_time_until_forced_expiry_seconds_bucket{nodepool="p",le="21600"} 1');
+    expect(text).toContain(
+      'noderotation_nodeclaim_time_until_forced_expiry_seconds_bucket{nodepool="p",le="172800"} 2',
+    );
+    expect(text).toContain('noderotation_nodeclaim_time_until_forced_expiry_seconds_count{nodepool="p"} 2');
+    expect(text).not.toContain('nodeclaim="');
+    // Level-triggered: the next pass replaces the distribution; a pool without a forecast reads 0.
+    m.rotation.forecast('p', [f('a', 29, 3600, false)], now);
+    text = await m.text();
+    expect(text).toContain('noderotation_nodeclaim_time_until_forced_expiry_seconds_count{nodepool="p"} 1');
+    expect(text).toContain('noderotation_nodepool_claims_at_risk{nodepool="p"} 0');
+    m.rotation.forecast('q', null, now);
+    expect(await m.text()).toContain('noderotation_nodepool_min_forecast_margin_seconds{nodepool="q"} 0');
+    m.rotation.forgetPool('p');
+    expect(await m.text()).not.toContain('nodepool="p"');
+  });
+
   it('API paths map to their resource for the request counter', () => {
     expect(resourceOf('/apis/karpenter.sh/v1/nodeclaims/x')).toBe('nodeclaims');
     expect(resourceOf('/api/v1/namespaces/ns/pods/p')).toBe('pods');

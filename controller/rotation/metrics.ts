@@ -11,6 +11,11 @@ import {
   type TransitionMetricName,
 } from '../../src/engine/actions.js';
 import type { PoolReport } from '../../src/engine/types.js';
+import { summarise } from '../../src/forecast/summary.js';
+import type { ClaimForecast } from '../../src/forecast/forecast.js';
+
+/** Buckets of the time to forced expiry: an hour to a month. */
+const EXPIRY_BUCKETS = [3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400, 4 * 86400, 7 * 86400, 14 * 86400, 30 * 86400];
 
 type TransitionMetricObject = Counter<string> | Histogram<string>;
 
@@ -50,6 +55,22 @@ export class RotationMetrics {
   );
   readonly drainStuck = this.pool('noderotation_drain_stuck', '1 when a drain exceeds terminationGracePeriod + 2m.');
   readonly retryCount = this.pool('noderotation_retry_count', 'Highest retry-count of a NodeClaim in the NodePool.');
+  readonly minForecastMargin = this.pool(
+    'noderotation_nodepool_min_forecast_margin_seconds',
+    'The smallest forecast margin (deadline - planned start - t_rot) among the planned NodeClaims.',
+  );
+  readonly claimsAtRisk = this.pool(
+    'noderotation_nodepool_claims_at_risk',
+    'NodeClaims with no start in their turn before their deadline that leaves t_rot.',
+  );
+  /** The pool's claims by time to their forced expiry, as of its latest pass (reset each pass, no claim labels). */
+  readonly timeUntilForcedExpiry = new Histogram({
+    name: 'noderotation_nodeclaim_time_until_forced_expiry_seconds',
+    help: 'Time from now to creation + expireAfter of each NodeClaim of the NodePool, as of its latest pass.',
+    labelNames: ['nodepool'],
+    buckets: EXPIRY_BUCKETS,
+    registers: [],
+  });
 
   /** The metrics transitions feed, one per catalogue entry (a missing entry does not compile). */
   readonly transitions: Record<TransitionMetricName, TransitionMetricObject> = Object.fromEntries(
@@ -67,7 +88,8 @@ export class RotationMetrics {
 
   /** Registers every one of them, gauges first, on the controller's registry (the order of the exposition). */
   constructor(registry: Registry) {
-    for (const m of [...this.poolGauges, ...Object.values(this.transitions)]) registry.registerMetric(m);
+    for (const m of [...this.poolGauges, this.timeUntilForcedExpiry, ...Object.values(this.transitions)])
+      registry.registerMetric(m);
   }
 
   /** The level-triggered gauges of one NodePool, from the engine's report of its latest pass. */
@@ -91,9 +113,24 @@ export class RotationMetrics {
     this.retryCount.set(l, r.retryCountMax);
   }
 
+  /**
+   * The forecast of one NodePool (null: not governed, or no figures): the smallest margin (0 when none is
+   * planned), the claims at risk, and the distribution of the claims' time to forced expiry, replaced each pass.
+   */
+  forecast(nodePool: string, list: readonly ClaimForecast[] | null, now: number): void {
+    const l = { nodepool: nodePool };
+    const s = list && summarise(list);
+    this.minForecastMargin.set(l, s?.minMarginSeconds ?? 0);
+    this.claimsAtRisk.set(l, s?.atRisk ?? 0);
+    this.timeUntilForcedExpiry.remove(l);
+    for (const f of list ?? [])
+      if (f.deadline !== null) this.timeUntilForcedExpiry.observe(l, (f.deadline - now) / 1000);
+  }
+
   /** A NodePool that no longer exists leaves no series behind. */
   forgetPool(nodePool: string): void {
     for (const g of this.poolGauges) g.remove({ nodepool: nodePool });
+    this.timeUntilForcedExpiry.remove({ nodepool: nodePool });
   }
 
   /** One transition sample from an engine `observe` action, with the labels its catalogue entry names. */

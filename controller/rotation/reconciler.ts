@@ -26,6 +26,7 @@ import type { PoolIndex } from '../state/pool-index.js';
 import { anchoredNodes, poolSnapshot, type PoolWorld } from '../state/snapshot.js';
 import { levelWarnings, type EventRecorder } from './events.js';
 import type { RotationMetrics } from './metrics.js';
+import { poolForecast } from '../../src/forecast/summary.js';
 
 /** After a write lost its precondition: long enough for the watch to deliver the change that beat it. */
 export const LOST_RACE_RETRY_MS = 500;
@@ -108,12 +109,14 @@ export class RotationReconciler {
     // event loop, instead of interleaving with the other passes in flight (which made an idle pass's wall time
     // a multiple of its CPU time when a controller starts).
     let pods = nodes.length > 0 ? await this.podsOn(nodes, signal) : [];
-    let decision = decide(poolSnapshot(w, pods, nodes), now);
+    let snapshot = poolSnapshot(w, pods, nodes);
+    let decision = decide(snapshot, now);
     for (let round = 0; round < MAX_POD_ROUNDS && decision.missingPods.some((n) => !nodes.includes(n)); round++) {
       const more = decision.missingPods.filter((n) => !nodes.includes(n));
       pods = [...pods, ...(await this.podsOn(more, signal))];
       nodes = [...nodes, ...more].sort();
-      decision = decide(poolSnapshot(w, pods, nodes), now);
+      snapshot = poolSnapshot(w, pods, nodes);
+      decision = decide(snapshot, now);
     }
     const mine = decision.pools.find((p) => p.nodePool === poolName) as PoolDecision;
     try {
@@ -127,6 +130,7 @@ export class RotationReconciler {
     }
     this.o.statuses.report(poolName, mine.report);
     this.o.metrics.report(mine.report);
+    this.o.metrics.forecast(poolName, poolForecast(mine.report, snapshot, now), now);
     this.o.events.level(poolName, levelWarnings(mine.report));
     return { requeueAt: mine.requeueAt };
   }

@@ -147,7 +147,13 @@ describe('the rotation reconciler, one pass of NodePool general', () => {
       now: OUT_OF_WINDOW,
       writes: [],
       requeue: (r: PassResult, now: number) => expect(r.requeueAt).toBeGreaterThan(now),
-      series: ['noderotation_window_active{nodepool="general"} 0', 'noderotation_in_progress{nodepool="general"} 0'],
+      series: [
+        'noderotation_window_active{nodepool="general"} 0',
+        'noderotation_in_progress{nodepool="general"} 0',
+        // The forecast of the pass: the due claim planned at the next opening, none at risk.
+        'noderotation_nodepool_claims_at_risk{nodepool="general"} 0',
+        'noderotation_nodeclaim_time_until_forced_expiry_seconds_count{nodepool="general"} 1',
+      ],
       events: [],
     },
     {

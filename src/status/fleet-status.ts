@@ -8,9 +8,8 @@ import { toEngineSnapshot } from '../engine/boundary.js';
 import { decide } from '../engine/decide.js';
 import type { PoolReport } from '../engine/types.js';
 import type { NodePoolRotationStatus, RotationPolicy } from '../generated/api-types.js';
-import { nodePoolOf, type NodeClaim, type NodePool } from '../karpenter/types.js';
-import { policyParams } from '../derivation/params.js';
-import { forecast, freezeIntervals } from '../forecast/forecast.js';
+import type { NodeClaim, NodePool } from '../karpenter/types.js';
+import { forecastSummary, type ForecastSummary } from '../forecast/summary.js';
 
 export interface FleetInput {
   policies: readonly RotationPolicy[];
@@ -52,18 +51,6 @@ export interface PoolStatus {
   controller: { ready: { status: string; reason: string; message: string } | null; waiting: string | null } | null;
 }
 
-export interface ForecastSummary {
-  /** The next planned rotations, by planned start (rounded up to the second), then name. */
-  next: { nodeClaim: string; plannedStart: string }[];
-  /** Claims with a deadline and no start in their turn that leaves t_rot before it. */
-  atRisk: number;
-  /** The smallest margin among the planned claims (seconds, rounded down); null when none is planned. */
-  minMarginSeconds: number | null;
-}
-
-/** How many planned rotations the summary lists. */
-export const FORECAST_NEXT = 3;
-
 const at = (ms: number | null): string | null => (ms === null ? null : rfc3339(ms));
 
 /** Every NodePool's status at `now`, in name order. */
@@ -90,47 +77,9 @@ export function fleetStatus(input: FleetInput, now: number): PoolStatus[] {
   return reports
     .map((r) => ({
       ...poolStatus(r, snapshot.nodeClaims, input.policies, reportAt),
-      forecast: forecastSummary(r, snapshot.nodePools, snapshot.nodeClaims, input.policies, now),
+      forecast: forecastSummary(r, snapshot, now),
     }))
     .sort((a, b) => a.nodePool.localeCompare(b.nodePool));
-}
-
-/** The pool's forecast under the engine's figures (P, t_rot_est), the policy's freezes and the pool's freeze. */
-function forecastSummary(
-  r: PoolReport,
-  pools: readonly NodePool[],
-  claims: readonly NodeClaim[],
-  policies: readonly RotationPolicy[],
-  now: number,
-): ForecastSummary | null {
-  const policy = policies.find((p) => p.metadata.name === r.policy);
-  const pool = pools.find((p) => p.metadata.name === r.nodePool);
-  const P = r.figures?.windowPeriodSeconds ?? null;
-  const tRotEst = r.figures?.expectedRotationSeconds ?? null;
-  // Figures exist only when the engine could read the policy, so its parameters parse here too.
-  if (!policy || !pool || P === null || tRotEst === null) return null;
-  const params = policyParams(policy.spec);
-  const list = forecast({
-    claims: claims.filter((c) => nodePoolOf(c) === r.nodePool),
-    params,
-    periodSeconds: P,
-    expectedRotationSeconds: tRotEst,
-    freezes: freezeIntervals(params.freezes, pool.metadata.annotations?.[A.freeze], now),
-    now,
-  });
-  const planned = list.filter((f) => f.plannedStart !== null);
-  const margins = list.flatMap((f) => (f.marginSeconds === null ? [] : [f.marginSeconds]));
-  return {
-    next: [...planned]
-      .sort((a, b) => (a.plannedStart as number) - (b.plannedStart as number))
-      .slice(0, FORECAST_NEXT)
-      .map((f) => ({
-        nodeClaim: f.nodeClaim,
-        plannedStart: rfc3339(Math.ceil((f.plannedStart as number) / 1000) * 1000),
-      })),
-    atRisk: list.filter((f) => f.atRisk).length,
-    minMarginSeconds: margins.length === 0 ? null : Math.floor(Math.min(...margins)),
-  };
 }
 
 function poolStatus(

@@ -1,0 +1,69 @@
+// The forecast of one NodePool summed up, for `status`, and for the controller's metrics: from the engine's
+// report of the pool (its figures P and t_rot_est, which policy governs it), the policy's freezes and the
+// pool's freeze annotation. Pure: the clock is an input.
+import type { PoolReport } from '../engine/types.js';
+import { A, rfc3339 } from '../engine/annotations.js';
+import type { RotationPolicy } from '../generated/api-types.js';
+import { nodePoolOf, type NodeClaim, type NodePool } from '../karpenter/types.js';
+import { policyParams } from '../derivation/params.js';
+import { forecast, freezeIntervals, type ClaimForecast } from './forecast.js';
+
+export interface ForecastSummary {
+  /** The next planned rotations, by planned start (rounded up to the second), then name. */
+  next: { nodeClaim: string; plannedStart: string }[];
+  /** Claims with a deadline and no start in their turn that leaves t_rot before it. */
+  atRisk: number;
+  /** The smallest margin among the planned claims (seconds, rounded down); null when none is planned. */
+  minMarginSeconds: number | null;
+}
+
+/** How many planned rotations the summary lists. */
+export const FORECAST_NEXT = 3;
+
+/** The objects the engine read (RFC 3339 timestamps: an engine snapshot). */
+export interface ForecastWorld {
+  policies: readonly RotationPolicy[];
+  nodePools: readonly NodePool[];
+  nodeClaims: readonly NodeClaim[];
+}
+
+/** The pool's forecast per claim; null when it is not governed or the engine has no figures for it. */
+export function poolForecast(r: PoolReport, w: ForecastWorld, now: number): ClaimForecast[] | null {
+  const policy = w.policies.find((p) => p.metadata.name === r.policy);
+  const pool = w.nodePools.find((p) => p.metadata.name === r.nodePool);
+  const P = r.figures?.windowPeriodSeconds ?? null;
+  const tRotEst = r.figures?.expectedRotationSeconds ?? null;
+  // Figures exist only when the engine could read the policy, so its parameters parse here too.
+  if (!policy || !pool || P === null || tRotEst === null) return null;
+  const params = policyParams(policy.spec);
+  return forecast({
+    claims: w.nodeClaims.filter((c) => nodePoolOf(c) === r.nodePool),
+    params,
+    periodSeconds: P,
+    expectedRotationSeconds: tRotEst,
+    freezes: freezeIntervals(params.freezes, pool.metadata.annotations?.[A.freeze], now),
+    now,
+  });
+}
+
+/** The summary of a forecast: the next planned rotations, the claims at risk, the smallest margin. */
+export function summarise(list: readonly ClaimForecast[]): ForecastSummary {
+  const planned = list.filter((f) => f.plannedStart !== null);
+  const margins = list.flatMap((f) => (f.marginSeconds === null ? [] : [f.marginSeconds]));
+  return {
+    next: [...planned]
+      .sort((a, b) => (a.plannedStart as number) - (b.plannedStart as number))
+      .slice(0, FORECAST_NEXT)
+      .map((f) => ({
+        nodeClaim: f.nodeClaim,
+        plannedStart: rfc3339(Math.ceil((f.plannedStart as number) / 1000) * 1000),
+      })),
+    atRisk: list.filter((f) => f.atRisk).length,
+    minMarginSeconds: margins.length === 0 ? null : Math.floor(Math.min(...margins)),
+  };
+}
+
+export function forecastSummary(r: PoolReport, w: ForecastWorld, now: number): ForecastSummary | null {
+  const list = poolForecast(r, w, now);
+  return list && summarise(list);
+}
