@@ -20,13 +20,13 @@ import { executorDeps, versionKey } from '../execute/deps.js';
 import { execute, LostRace, Refused } from '../execute/executor.js';
 import { failpoint, pausepoint } from '../execute/failpoint.js';
 import { podsOfNode } from '../execute/fresh.js';
+import { poolForecast } from '../../src/forecast/summary.js';
 import { errorText, type Logger } from '../log.js';
 import { OwnWrites, type Follows } from '../state/own-writes.js';
 import type { PoolIndex } from '../state/pool-index.js';
 import { anchoredNodes, poolSnapshot, type PoolWorld } from '../state/snapshot.js';
 import { levelWarnings, type EventRecorder } from './events.js';
 import type { RotationMetrics } from './metrics.js';
-import { poolForecast } from '../../src/forecast/summary.js';
 
 /** After a write lost its precondition: long enough for the watch to deliver the change that beat it. */
 export const LOST_RACE_RETRY_MS = 500;
@@ -130,7 +130,12 @@ export class RotationReconciler {
     }
     this.o.statuses.report(poolName, mine.report);
     this.o.metrics.report(mine.report);
-    this.o.metrics.forecast(poolName, poolForecast(mine.report, snapshot, now), now);
+    // A figure for dashboards: its failure must never fail the pass that has already written.
+    try {
+      this.o.metrics.forecast(poolName, poolForecast(mine.report, snapshot, now), now);
+    } catch (e) {
+      log.warn('forecast not computed', { error: errorText(e) });
+    }
     this.o.events.level(poolName, levelWarnings(mine.report));
     return { requeueAt: mine.requeueAt };
   }
