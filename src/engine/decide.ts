@@ -18,6 +18,7 @@ import { boundedCache } from '../util/bounded-cache.js';
 import { canonicalJson } from '../util/canonical.js';
 import { A, DRAINING, parseTime } from './annotations.js';
 import { eligibleFrom, retryAt, retryCount } from './candidates.js';
+import { readFreezes } from './freezes.js';
 import { indexSnapshot } from './cluster-index.js';
 import { isPlaceholder, placeholderKey, surgeForLabelValue } from './identity.js';
 import { missingPriorityClass, placeholderPriorityClass } from './placeholder.js';
@@ -86,25 +87,16 @@ interface Freeze {
 }
 
 function freezeOf(pool: NodePool, policy: RotationPolicy | null, now: number, wakeups: number[]): Freeze {
+  const { spans, unreadable } = readFreezes(
+    pool.metadata.annotations?.[A.freeze],
+    policy && { name: policy.metadata.name, freezes: policy.spec.freezes ?? [] },
+    now,
+  );
   let until: number | null = null;
-  let unreadable: string | null = null;
-  const raw = pool.metadata.annotations?.[A.freeze];
-  const ann = parseTime(raw);
-  if (raw !== undefined && ann === null)
-    unreadable =
-      `the NodePool's ${A.freeze} annotation ${JSON.stringify(raw.slice(0, 80))} is not an RFC 3339 time ` +
-      '(e.g. 2027-01-04T00:00:00Z); fix or remove it';
-  if (ann !== null && ann > now) until = ann;
-  (policy?.spec.freezes ?? []).forEach((f, i) => {
-    const s = parseTime(f.start);
-    const e = parseTime(f.end);
-    if (s === null || e === null) {
-      unreadable ??= `spec.freezes[${i}] of RotationPolicy ${policy?.metadata.name ?? ''} is not two RFC 3339 times`;
-      return;
-    }
-    if (s > now) wakeups.push(s);
-    if (s <= now && now < e) until = Math.max(until ?? 0, e);
-  });
+  for (const f of spans) {
+    if (f.start > now) wakeups.push(f.start);
+    if (f.start <= now && now < f.end) until = Math.max(until ?? 0, f.end);
+  }
   if (until !== null) wakeups.push(until);
   return { until, unreadable };
 }

@@ -13,8 +13,7 @@ import { governingPolicy } from '../policy/resolve.js';
 import type { WindowFigures } from '../schedule/windows.js';
 import { figuresCache } from '../schedule/figures-cache.js';
 import { setPath } from '../util/set-path.js';
-import { forecast, forecastJson, freezeIntervals, type ClaimForecast } from '../forecast/forecast.js';
-import { A } from '../engine/annotations.js';
+import { forecastJson, forecastOf, type ClaimForecast } from '../forecast/forecast.js';
 
 export interface ReportFinding {
   severity: 'fatal' | 'warning';
@@ -48,8 +47,6 @@ export interface ExplainResult {
 export interface PoolAnalysis {
   figures: Figures;
   findings: Finding[];
-  /** Null without NodeClaims, or when the figures it needs are unknown (an invalid zone). */
-  forecast: ClaimForecast[] | null;
 }
 
 /** Figures and findings for one NodePool under one policy: layers 1 and 2, and layer 3 over its claims. */
@@ -90,20 +87,7 @@ export function analysePool(
   }
   // Fatal first, then in the order of the design's tables.
   findings.sort((a, b) => (a.severity === b.severity ? 0 : a.severity === 'fatal' ? -1 : 1));
-  const P = d.figures.windowPeriodSeconds;
-  const tRotEst = d.figures.expectedRotationSeconds;
-  const ahead =
-    live && P !== null && tRotEst !== null
-      ? forecast({
-          claims: live,
-          params,
-          periodSeconds: P,
-          expectedRotationSeconds: tRotEst,
-          freezes: freezeIntervals(params.freezes, pool.metadata.annotations?.[A.freeze], now),
-          now,
-        })
-      : null;
-  return { figures: d.figures, findings, forecast: ahead };
+  return { figures: d.figures, findings };
 }
 
 export function explain(
@@ -137,7 +121,10 @@ export function explain(
       result.report.nodePools.push({ nodePool: name, policy: null, ...NULL_FIGURES, findings: [strip(f)] });
       continue;
     }
-    const a = analysePool(gov.policy, pool, claimsOf(name), figuresFor, now);
+    const claims = claimsOf(name);
+    const a = analysePool(gov.policy, pool, claims, figuresFor, now);
+    // Null without NodeClaims, or when the figures it needs are unknown (an invalid zone).
+    const ahead = claims && forecastOf(gov.policy, pool, claims, a.figures, now);
     const origin = origins.get(gov.policy);
     // A policy a plan generated: its fixes go into the plan, and only those that break no other NodePool.
     const findings = origin ? a.findings.map((f) => checkPlanFix(origin, name, f)) : a.findings;
@@ -146,7 +133,7 @@ export function explain(
       policy: gov.policy.metadata.name,
       ...a.figures,
       findings: findings.map(strip),
-      ...(a.forecast ? { forecast: a.forecast } : {}),
+      ...(ahead ? { forecast: ahead } : {}),
     });
   }
   return result;

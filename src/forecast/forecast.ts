@@ -22,10 +22,12 @@
 // deadline still takes its turn (the engine starts it anyway) but is at risk. The planning uses the expected
 // time for the queue and the bound t_rot for the margin, so the margin is the guarantee the engine's t_rot
 // promises, not a best case.
-import type { NodeClaim } from '../karpenter/types.js';
-import type { PolicyParams } from '../derivation/params.js';
+import type { Freeze, RotationPolicy } from '../generated/api-types.js';
+import type { NodeClaim, NodePool } from '../karpenter/types.js';
+import { policyParams, type PolicyParams } from '../derivation/params.js';
 import { byDeadline, claimRotationBound, deadlineOf, eligibleFrom } from '../engine/candidates.js';
-import { parseTime, rfc3339 } from '../engine/annotations.js';
+import { A, rfc3339 } from '../engine/annotations.js';
+import { readFreezes } from '../engine/freezes.js';
 import { occurrences, type Interval } from '../schedule/windows.js';
 
 export interface ClaimForecast {
@@ -60,26 +62,42 @@ export interface ForecastInput {
 }
 
 /**
- * The freezes the engine honours, as intervals: each scheduled freeze of the policy, and the NodePool's freeze
- * annotation (frozen from now until then). An unreadable freeze freezes until fixed (the engine fails closed),
- * so it is one interval without end.
+ * The freezes the engine honours (readFreezes, the engine's own reading), as intervals: each scheduled freeze of
+ * the policy, and the NodePool's freeze annotation (frozen from now until then). An unreadable freeze freezes
+ * until fixed (the engine fails closed), so it is one interval without end.
  */
 export function freezeIntervals(
-  policyFreezes: readonly { start: string; end: string }[],
+  policyFreezes: readonly Freeze[],
   annotation: string | undefined,
   now: number,
 ): Interval[] {
-  const out: Interval[] = [];
-  const ann = parseTime(annotation);
-  if (annotation !== undefined && ann === null) return [{ start: now, end: Infinity }];
-  if (ann !== null && ann > now) out.push({ start: now, end: ann });
-  for (const f of policyFreezes) {
-    const s = parseTime(f.start);
-    const e = parseTime(f.end);
-    if (s === null || e === null) return [{ start: now, end: Infinity }];
-    if (e > s) out.push({ start: s, end: e });
-  }
-  return out;
+  const { spans, unreadable } = readFreezes(annotation, { name: '', freezes: policyFreezes }, now);
+  return unreadable !== null ? [{ start: now, end: Infinity }] : spans.filter((f) => f.end > f.start);
+}
+
+/**
+ * The forecast of one NodePool under its policy, from the figures the derivation gave it (P and t_rot_est);
+ * null when it has none (an unreadable zone).
+ */
+export function forecastOf(
+  policy: RotationPolicy,
+  pool: NodePool,
+  claims: readonly NodeClaim[],
+  figures: { windowPeriodSeconds: number | null; expectedRotationSeconds: number | null },
+  now: number,
+): ClaimForecast[] | null {
+  const P = figures.windowPeriodSeconds;
+  const tRotEst = figures.expectedRotationSeconds;
+  if (P === null || tRotEst === null) return null;
+  const params = policyParams(policy.spec);
+  return forecast({
+    claims,
+    params,
+    periodSeconds: P,
+    expectedRotationSeconds: tRotEst,
+    freezes: freezeIntervals(params.freezes, pool.metadata.annotations?.[A.freeze], now),
+    now,
+  });
 }
 
 /** The open instants from `from` to `to`: occurrences minus freezes, as sorted disjoint half-open intervals. */

@@ -2,11 +2,10 @@
 // report of the pool (its figures P and t_rot_est, which policy governs it), the policy's freezes and the
 // pool's freeze annotation. Pure: the clock is an input.
 import type { PoolReport } from '../engine/types.js';
-import { A, rfc3339 } from '../engine/annotations.js';
+import { rfc3339 } from '../engine/annotations.js';
 import type { RotationPolicy } from '../generated/api-types.js';
 import { nodePoolOf, type NodeClaim, type NodePool } from '../karpenter/types.js';
-import { policyParams } from '../derivation/params.js';
-import { forecast, freezeIntervals, type ClaimForecast } from './forecast.js';
+import { forecastOf, type ClaimForecast } from './forecast.js';
 
 export interface ForecastSummary {
   /** The next planned rotations, by planned start (rounded up to the second), then name. */
@@ -31,19 +30,10 @@ export interface ForecastWorld {
 export function poolForecast(r: PoolReport, w: ForecastWorld, now: number): ClaimForecast[] | null {
   const policy = w.policies.find((p) => p.metadata.name === r.policy);
   const pool = w.nodePools.find((p) => p.metadata.name === r.nodePool);
-  const P = r.figures?.windowPeriodSeconds ?? null;
-  const tRotEst = r.figures?.expectedRotationSeconds ?? null;
   // Figures exist only when the engine could read the policy, so its parameters parse here too.
-  if (!policy || !pool || P === null || tRotEst === null) return null;
-  const params = policyParams(policy.spec);
-  return forecast({
-    claims: w.nodeClaims.filter((c) => nodePoolOf(c) === r.nodePool),
-    params,
-    periodSeconds: P,
-    expectedRotationSeconds: tRotEst,
-    freezes: freezeIntervals(params.freezes, pool.metadata.annotations?.[A.freeze], now),
-    now,
-  });
+  if (!policy || !pool || !r.figures) return null;
+  const claims = w.nodeClaims.filter((c) => nodePoolOf(c) === r.nodePool);
+  return forecastOf(policy, pool, claims, r.figures, now);
 }
 
 /** The summary of a forecast: the next planned rotations, the claims at risk, the smallest margin. */
