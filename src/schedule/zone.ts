@@ -60,6 +60,13 @@ export function prepareZones(names: Iterable<unknown>, epochMs: number): void {
 const HOUR_MS = 3_600_000;
 
 /**
+ * What clocks in `zoneName` read at the instant `epochMs`, as a Date whose UTC fields are that wall time (the
+ * inverse of wallToInstant).
+ */
+export const instantToWall = (zoneName: string, epochMs: number): Date =>
+  new Date(epochMs + offsetMinutes(zoneName, epochMs) * 60_000);
+
+/**
  * The instant (epoch ms) at which clocks in `zoneName` read the given wall time. `month` is 1-based; day and
  * minute may overflow (Date.UTC normalises them), which is how "24:00" or "the next day" are expressed.
  */

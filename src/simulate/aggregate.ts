@@ -3,7 +3,7 @@
 // risk (their deadline before their next chance in a window). A day is a calendar day of a time zone, the
 // policy's: midnight to midnight, 23 or 25 hours across a DST change, the first and last cut at the run's start
 // and end. Pure: everything comes from the result.
-import { offsetMinutes, wallToInstant } from '../schedule/zone.js';
+import { instantToWall, wallToInstant } from '../schedule/zone.js';
 import type { NodeLife, SimulationResult } from './simulate.js';
 
 export const DAY_MS = 86_400_000;
@@ -72,7 +72,7 @@ export interface LocalDay {
  * midnight that a spring-forward skips is the first instant after the gap).
  */
 export function localDays(start: number, end: number, zone: string): LocalDay[] {
-  const local = new Date(start + offsetMinutes(zone, start) * 60_000);
+  const local = instantToWall(zone, start);
   const [y, m, d] = [local.getUTCFullYear(), local.getUTCMonth() + 1, local.getUTCDate()];
   const dateOf = (i: number): string => new Date(Date.UTC(y, m - 1, d + i)).toISOString().slice(0, 10);
   const days: LocalDay[] = [{ start, date: dateOf(0) }];

@@ -5,7 +5,7 @@
 // Its words are the CLI's: the figures under the names and meanings `explain --legend` gives them, durations in
 // h/m/s, and every time on the page in the policy's time zone (UTC where the pools' zones differ).
 import { FIGURE_LEGEND, figureText } from '../explain/table.js';
-import { offsetMinutes } from '../schedule/zone.js';
+import { instantToWall, offsetMinutes } from '../schedule/zone.js';
 import { formatDuration } from '../util/duration.js';
 import { esc, legend, line, page, rect, svgOpen as svgOf, terms, text } from '../util/html.js';
 import { count } from '../util/plural.js';
@@ -115,7 +115,7 @@ class Axis {
   }
   /** The wall clock of the zone at t, YYYY-MM-DD HH:MM:SS. */
   private local(t: number): string {
-    return new Date(t + offsetMinutes(this.zone.name, t) * 60_000).toISOString().slice(0, 19).replace('T', ' ');
+    return instantToWall(this.zone.name, t).toISOString().slice(0, 19).replace('T', ' ');
   }
   /** An instant for a reader: the zone's date and time (seconds only where there are any) and its offset. */
   time(t: number | string): string {
