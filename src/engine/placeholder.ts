@@ -286,6 +286,10 @@ export function surgeReady(
   const host = idx.node(placeholder.spec.nodeName);
   if (!host) return { notReady: "the placeholder's node is not visible yet" };
   if (host.metadata.name === candidateNode) return { notReady: 'the placeholder runs on the candidate itself' };
+  // A surge being removed (a reap of an earlier attempt, an operator's delete) holds no room, and its drain
+  // would run beside the candidate's: it is never the surge a drain begins on.
+  if (host.metadata.deletionTimestamp || idx.claimOfNode(host)?.metadata.deletionTimestamp)
+    return { notReady: 'the surge node is being removed' };
   if (!isReady(host)) return { notReady: 'the surge node is not Ready' };
   if (host.metadata.labels?.[NODEPOOL_LABEL] !== pool)
     return { notReady: 'the placeholder landed outside the NodePool' };

@@ -92,6 +92,25 @@ describe('finding 3: a claim marked draining is deleted only if the delete is ju
       reason: 'the surge no longer holds the room (its placeholder is gone)',
       edit: (s: Snapshot): Snapshot => ({ ...s, pods: s.pods.filter((p) => !isPlaceholder(p)) }),
     },
+    {
+      // Sim seed 421759: an earlier attempt's rollback reaped the surge claim but could not delete the
+      // placeholder; a new leader took the still-bound placeholder for a Ready surge and drained beside the reap.
+      reason: 'its surge claim is being removed (reaped by a rollback), its placeholder still bound there',
+      edit: (s: Snapshot): Snapshot => {
+        const reaped = editClaim(s, 'surge-1', (c) => ({
+          ...c,
+          metadata: { ...c.metadata, deletionTimestamp: iso(T - 60_000) },
+        }));
+        // Budgets that allow a second disruption, as the seed's larger pool did: only the surge check stands.
+        return {
+          ...reaped,
+          nodePools: reaped.nodePools.map((p) => ({
+            ...p,
+            spec: { ...p.spec, disruption: { ...(p.spec.disruption as object), budgets: [{ nodes: '2' }] } },
+          })),
+        };
+      },
+    },
   ])('$reason: no delete, the attempt is abandoned and the gate released', ({ edit }) => {
     const d = decide(edit(markedDraining()), T);
     expect(deletes(d.actions)).toEqual([]);

@@ -92,4 +92,13 @@ export const KEPT: readonly (SimRun & {
       'stayed for good (liveness fails on this seed without the wait)',
     needs: { takeovers: 1, catchUps: 1 },
   },
+  {
+    seed: 421759,
+    faults: ['errors', 'conflicts', 'lost', 'restarts', 'operators', 'invalid', 'foreign'],
+    faultMinutes: 9,
+    shows:
+      'a rollback reaped the surge claim but conflicts kept its placeholder; a new leader must not take the reaped ' +
+      'node for a Ready surge (S1 fails on this seed without the check: the old claim drained beside the reap)',
+    needs: { takeovers: 1 },
+  },
 ];
