@@ -101,6 +101,8 @@ describe('the surge sequence, end to end in the engine', () => {
     });
     expect(ph.spec.tolerations).toEqual([
       { key: 'dedicated', operator: 'Equal', value: 'general', effect: 'NoSchedule' },
+      // Survives the taint-eviction race on a node Karpenter has just registered (kubernetes/kubernetes#139992).
+      { key: 'karpenter.sh/unregistered', operator: 'Exists', effect: 'NoExecute' },
     ]);
     expect(ph.spec.containers[0]?.resources?.requests).toEqual({ cpu: '1', memory: String(2 * 2 ** 30) });
     expect(
@@ -186,6 +188,25 @@ describe('the surge sequence, end to end in the engine', () => {
     expect(
       done.actions.filter((a) => a.type === 'observe').map((a) => a.type === 'observe' && `${a.metric}:${a.value}`),
     ).toEqual(['completed:1', 'drainSeconds:600']);
+  });
+
+  it('a surge node Karpenter has not registered yet (its unregistered taint) is waited for, then drained on', () => {
+    let { s } = run(base, IN_WINDOW);
+    const ready = provisionSurge(s, IN_WINDOW + 3 * 60_000);
+    const unregistered = {
+      ...ready,
+      nodes: ready.nodes.map((n) =>
+        n.metadata.name === 'node-surge-1'
+          ? { ...n, spec: { ...n.spec, taints: [{ key: 'karpenter.sh/unregistered', effect: 'NoExecute' as const }] } }
+          : n,
+      ),
+    };
+    const t1 = IN_WINDOW + 4 * 60_000;
+    const waiting = decide(unregistered, t1);
+    expect(kinds(waiting.actions)).not.toContain('deleteNodeClaim:old');
+    expect(waiting.pools[0]?.report.idle).toBe('the surge node is not registered with Karpenter yet');
+    s = apply(unregistered, waiting.actions, t1);
+    expect(kinds(decide({ ...s, nodes: ready.nodes }, t1 + 60_000).actions)).toContain('deleteNodeClaim:old');
   });
 
   it('a spare the pool already had absorbs the surge: surge-path absorbed; none when the host has no claim', () => {

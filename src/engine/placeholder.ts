@@ -2,7 +2,7 @@
 // candidate's reschedulable workload, pinned to the NodePool, that makes Karpenter provision a surge node
 // (or lands on spare capacity). Pure: sizing and the Pod's manifest from the snapshot.
 import type { NodeClaim, NodePool, NodeSelectorRequirement } from '../karpenter/types.js';
-import { NODEPOOL_LABEL } from '../karpenter/types.js';
+import { NODEPOOL_LABEL, UNREGISTERED_TAINT } from '../karpenter/types.js';
 import { isReady, type Node, type NodeSelectorTerm, type Pod } from '../kube/types.js';
 import { finding, type Finding } from '../derivation/findings.js';
 import type { PolicyParams } from '../derivation/params.js';
@@ -242,12 +242,19 @@ export function placeholderPod(i: PlaceholderInput): Pod {
       preemptionPolicy: 'Never',
       nodeSelector: { [NODEPOOL_LABEL]: i.pool.metadata.name },
       ...(affinity.nodeAffinity && Object.keys(affinity.nodeAffinity).length > 0 ? { affinity } : {}),
-      tolerations: (i.pool.spec.template.spec.taints ?? []).map((t) => ({
-        key: t.key,
-        operator: t.value === undefined ? ('Exists' as const) : ('Equal' as const),
-        ...(t.value !== undefined ? { value: t.value } : {}),
-        effect: t.effect,
-      })),
+      tolerations: [
+        ...(i.pool.spec.template.spec.taints ?? []).map((t) => ({
+          key: t.key,
+          operator: t.value === undefined ? ('Exists' as const) : ('Equal' as const),
+          ...(t.value !== undefined ? { value: t.value } : {}),
+          effect: t.effect,
+        })),
+        // The scheduler binds a Pod to a new node as soon as Karpenter lifts this taint, while the taint-eviction
+        // controller may still see it in its cache and delete the Pod at once (kubernetes/kubernetes#139992): the
+        // placeholder would vanish the moment its surge is ready. Tolerated, it survives that race; surgeReady
+        // still waits for the taint to be gone before any drain.
+        { key: UNREGISTERED_TAINT, operator: 'Exists' as const, effect: 'NoExecute' as const },
+      ],
       // Pod Security `restricted` (the controller's namespace enforces it): no privilege escalation, no
       // capabilities, the runtime's default seccomp profile, non-root.
       containers: [
@@ -291,6 +298,8 @@ export function surgeReady(
   if (host.metadata.deletionTimestamp || idx.claimOfNode(host)?.metadata.deletionTimestamp)
     return { notReady: 'the surge node is being removed' };
   if (!isReady(host)) return { notReady: 'the surge node is not Ready' };
+  if ((host.spec?.taints ?? []).some((t) => t.key === UNREGISTERED_TAINT))
+    return { notReady: 'the surge node is not registered with Karpenter yet' };
   if (host.metadata.labels?.[NODEPOOL_LABEL] !== pool)
     return { notReady: 'the placeholder landed outside the NodePool' };
   return { host };

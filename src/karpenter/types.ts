@@ -76,6 +76,12 @@ export const DEFAULT_EXPIRE_AFTER = '720h';
 
 export const NODEPOOL_LABEL = 'karpenter.sh/nodepool';
 
+/**
+ * The NoExecute taint a Karpenter node carries from its creation until Karpenter registers its NodeClaim
+ * (`v1.UnregisteredNoExecuteTaint`, pkg/apis/v1/taints.go), which Karpenter's scheduling treats as ephemeral.
+ */
+export const UNREGISTERED_TAINT = 'karpenter.sh/unregistered';
+
 export function nodePoolOf(claim: NodeClaim): string | undefined {
   return claim.metadata.labels?.[NODEPOOL_LABEL];
 }

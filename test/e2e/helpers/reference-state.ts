@@ -4,7 +4,7 @@
 // engine or controller carry on; the safety tests write the markers alone, or start from this state and edit it
 // as an operator would.
 import { A, rfc3339 } from '../../../src/engine/annotations.js';
-import { NODEPOOL_LABEL } from '../../../src/karpenter/types.js';
+import { NODEPOOL_LABEL, UNREGISTERED_TAINT } from '../../../src/karpenter/types.js';
 import { onPool } from './context.js';
 import { kubectl } from './kubectl.js';
 import type { Kube } from './k8s.js';
@@ -59,6 +59,10 @@ export async function writeReferenceRotation(kube: Kube, r: ReferenceRotation): 
         nodeSelector: onPool(r.pool),
         automountServiceAccountToken: false,
         terminationGracePeriodSeconds: 0,
+        // Not in the reference's form, and nothing the takeover reads: it keeps the staged placeholder from being
+        // deleted by the taint-eviction race on the node Karpenter registers for it (kubernetes/kubernetes#139992),
+        // which once left the staging waiting for a placeholder that was gone.
+        tolerations: [{ key: UNREGISTERED_TAINT, operator: 'Exists', effect: 'NoExecute' }],
         containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: r.cpu } } }],
       },
     },
