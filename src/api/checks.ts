@@ -38,6 +38,12 @@ export const checks: Record<string, (self: unknown) => boolean> = {
   }),
   freezeEndAfterStart: onObject((self) => Date.parse(String(self.end)) > Date.parse(String(self.start))),
   prePullDisabled: onObject((self) => self.enabled !== true),
+  exactlyOneRecurrence: onObject(
+    (self) => [self.yearly, self.monthly, self.rrule].filter((v) => v !== undefined).length === 1,
+  ),
+  rruleStartAndDuration: onObject(
+    (self) => (self.rrule !== undefined) === (self.start !== undefined && self.duration !== undefined),
+  ),
   exactlyOneTarget: onObject((self) => (self.nodePoolSelector !== undefined) !== (self.nodePools !== undefined)),
   exactlyOneRuleTarget: onObject((self) => (self.nodePoolSelector !== undefined) !== (self.nodePools !== undefined)),
   excludeWithoutOverrides: onObject((self) => !(self.exclude === true && self.overrides !== undefined)),

@@ -14,6 +14,12 @@ export type MaintenanceWindows = [MaintenanceWindow, ...MaintenanceWindow[]];
  * @maxItems 64
  */
 export type Freezes = Freeze[];
+/**
+ * Freezes that recur (yearly, monthly or by an RRULE), in addition to the one-off spec.freezes. Names are unique (the list is keyed by name).
+ *
+ * @maxItems 32
+ */
+export type RecurringFreezes = RecurringFreeze[];
 
 export interface NoderotationApi {
   RotationPolicy?: RotationPolicy;
@@ -64,6 +70,8 @@ export interface RotationPolicySpec {
   ageThreshold?: string;
   surge?: Surge;
   freezes?: Freezes;
+  recurringFreezes?: RecurringFreezes;
+  preFreezeRotation?: PreFreezeRotation;
   /**
    * Stops new rotations for the governed NodePools; rotations in flight finish or roll back as usual. Karpenter's expireAfter still applies.
    */
@@ -234,6 +242,52 @@ export interface Freeze {
   reason?: string;
 }
 /**
+ * A freeze that comes back (a holiday season every year, a month-end close every month): each occurrence holds the governed NodePools exactly as a spec.freezes entry does. Exactly one of yearly, monthly or rrule says when it recurs; its days are local to timezone.
+ */
+export interface RecurringFreeze {
+  /**
+   * Names the freeze in messages, events and the calendar; unique in the list.
+   */
+  name: string;
+  /**
+   * The IANA time zone the dates and times are local to, as in maintenanceWindows (e.g. America/New_York, Europe/Berlin, UTC).
+   */
+  timezone: string;
+  /**
+   * Every year from 00:00 on `from` until 00:00 on the day after `to`, both "MM-DD" and inclusive; a `to` before `from` runs over the new year. 02-29 is taken as 02-28 in a year without it.
+   */
+  yearly?: {
+    from: string;
+    to: string;
+  };
+  /**
+   * Every month from 00:00 on day `from` until 00:00 on the day after day `to`, both inclusive. A negative day counts from the month's end (-1 is its last day); a day past the month's end is its last day; a `to` before `from` runs into the next month.
+   */
+  monthly?: {
+    from: number;
+    to: number;
+  };
+  /**
+   * An RFC 5545 recurrence rule, a subset: FREQ (DAILY, WEEKLY, MONTHLY or YEARLY), INTERVAL, COUNT, UNTIL, BYMONTH, BYMONTHDAY, BYDAY, BYSETPOS and WKST, e.g. FREQ=YEARLY;BYMONTH=11;BYDAY=4FR (the fourth Friday of November). Each occurrence begins at `start`'s local time and lasts `duration`; `start` is also the first occurrence (DTSTART).
+   */
+  rrule?: string;
+  /**
+   * With rrule: the first occurrence's local start, "YYYY-MM-DDTHH:MM" in timezone (the rule's DTSTART).
+   */
+  start?: string;
+  /**
+   * A Go duration string greater than zero, such as "15m" or "1h30m".
+   */
+  duration?: string;
+  reason?: string;
+}
+/**
+ * Rotate, gracefully and in the windows before a freeze begins, every node whose forced deadline (creation + expireAfter) falls inside that freeze, so that Karpenter forces none during it. Off by default. Nodes that cannot fit before the freeze are named ahead of time.
+ */
+export interface PreFreezeRotation {
+  enabled?: boolean;
+}
+/**
  * Reserved for image pre-pulling on the surge node; must stay disabled in v1alpha1.
  */
 export interface PrePull {
@@ -395,6 +449,8 @@ export interface PolicySettings {
   ageThreshold?: string;
   surge?: Surge;
   freezes?: Freezes;
+  recurringFreezes?: RecurringFreezes;
+  preFreezeRotation?: PreFreezeRotation;
   /**
    * Stops new rotations for the governed NodePools; rotations in flight finish or roll back as usual. Karpenter's expireAfter still applies.
    */
