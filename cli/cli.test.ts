@@ -243,6 +243,7 @@ spec: {expireAfter: 336h, terminationGracePeriod: 1h}
       {
         nodeClaim: 'a',
         deadline: '2027-01-08T00:00:00Z',
+        dueBy: '2027-01-08T00:00:00Z',
         eligibleAt: '2026-12-30T22:43:00Z',
         plannedWindow: { start: '2027-01-05T17:00:00Z', end: '2027-01-05T21:00:00Z' },
         plannedStart: '2027-01-05T17:00:00Z',
@@ -253,6 +254,7 @@ spec: {expireAfter: 336h, terminationGracePeriod: 1h}
       {
         nodeClaim: 'b',
         deadline: '2027-01-08T00:00:00Z',
+        dueBy: '2027-01-08T00:00:00Z',
         eligibleAt: '2026-12-30T22:43:00Z',
         plannedWindow: { start: '2027-01-05T17:00:00Z', end: '2027-01-05T21:00:00Z' },
         plannedStart: '2027-01-05T17:25:00Z',

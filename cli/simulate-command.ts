@@ -52,6 +52,7 @@ function table(r: SimulationResult): string {
     ['forceful fallbacks', String(r.rotations.forcefulFallback)],
     ['failed surge attempts', String(r.rotations.failedAttempts)],
     ['forceful expirations', String(r.forcefulExpirations)],
+    ['forceful expirations in a freeze', String(r.forcefulExpirationsInFreeze)],
     ['starts outside a window', String(r.startsOutsideWindow)],
     ['max concurrent rotations', String(r.maxConcurrentRotations)],
     ['window period P', r.figures.windowPeriodSeconds === null ? '-' : formatDuration(r.figures.windowPeriodSeconds)],

@@ -303,6 +303,7 @@ describe('wire formats', () => {
     const f = (name: string, hoursLeft: number | null, margin: number | null, atRisk: boolean) => ({
       nodeClaim: name,
       deadline: hoursLeft === null ? null : now + hoursLeft * 3_600_000,
+      dueBy: hoursLeft === null ? null : now + hoursLeft * 3_600_000,
       eligibleAt: null,
       plannedWindow: null,
       plannedStart: margin === null ? null : now,

@@ -15,7 +15,7 @@
 // (The status reconciler emits no events: a policy's conditions are its record.)
 import { createHash } from 'node:crypto';
 import type { EventReason, PoolReport, Ref } from '../../src/engine/types.js';
-import type { Reason as FindingReason } from '../../src/derivation/findings.js';
+import type { Finding, Reason as FindingReason } from '../../src/derivation/findings.js';
 import { boundedCache } from '../../src/util/bounded-cache.js';
 import { truncate } from '../../src/util/describe.js';
 import type { Clock } from '../../runtime/queue/clock.js';
@@ -165,10 +165,13 @@ export class EventRecorder {
   }
 }
 
-/** The level-triggered warnings of a report: warning findings and ShortLead claims (fatal ones are conditions). */
-export function levelWarnings(r: PoolReport): EventInput[] {
+/**
+ * The level-triggered warnings of a report: warning findings (and those of its forecast, `ahead`) and ShortLead
+ * claims (fatal ones are conditions).
+ */
+export function levelWarnings(r: PoolReport, ahead: readonly Finding[] = []): EventInput[] {
   return [
-    ...r.findings
+    ...[...r.findings, ...ahead]
       .filter((f) => f.severity === 'warning' && f.reason !== 'ShortLead')
       .map((f) => ({
         target: { kind: 'NodePool' as const, name: r.nodePool },

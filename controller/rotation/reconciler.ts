@@ -20,7 +20,8 @@ import { executorDeps, versionKey } from '../execute/deps.js';
 import { execute, LostRace, Refused } from '../execute/executor.js';
 import { failpoint, pausepoint } from '../execute/failpoint.js';
 import { podsOfNode } from '../execute/fresh.js';
-import { poolForecast } from '../../src/forecast/summary.js';
+import { forecastFindings, poolForecast } from '../../src/forecast/summary.js';
+import type { Finding } from '../../src/derivation/findings.js';
 import { errorText, type Logger } from '../log.js';
 import { OwnWrites, type Follows } from '../state/own-writes.js';
 import type { PoolIndex } from '../state/pool-index.js';
@@ -130,13 +131,17 @@ export class RotationReconciler {
     }
     this.o.statuses.report(poolName, mine.report);
     this.o.metrics.report(mine.report);
-    // A figure for dashboards: its failure must never fail the pass that has already written.
+    // Figures for dashboards, and the rotations ahead of a freeze that cannot fit: a failure must never fail
+    // the pass that has already written.
+    let ahead: Finding[] = [];
     try {
-      this.o.metrics.forecast(poolName, poolForecast(mine.report, snapshot, now), now);
+      const list = poolForecast(mine.report, snapshot, now);
+      this.o.metrics.forecast(poolName, list, now);
+      ahead = forecastFindings(mine.report, snapshot, list);
     } catch (e) {
       log.warn('forecast not computed', { error: errorText(e) });
     }
-    this.o.events.level(poolName, levelWarnings(mine.report));
+    this.o.events.level(poolName, levelWarnings(mine.report, ahead));
     return { requeueAt: mine.requeueAt };
   }
 

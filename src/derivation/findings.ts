@@ -29,6 +29,8 @@ export const REASONS = {
   ShortLead: 'warning',
   // scheduled freezes (with the figures: a freeze longer than E − A − t_rot)
   FreezeOutlastsNodes: 'warning',
+  // rotation ahead of a freeze (with the forecast: claims due by a freeze's start that cannot all be rotated)
+  PreFreezeOverflow: 'warning',
   // cluster prerequisites (controller only: it knows what exists)
   PlaceholderPriorityClassNotFound: 'fatal',
   // targeting

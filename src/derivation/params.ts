@@ -25,6 +25,8 @@ export interface PolicyParams {
   requiredKeysExplicit: boolean;
   forcefulFallback: boolean;
   wholeNodeReservation: boolean;
+  /** spec.preFreezeRotation.enabled: a claim whose deadline falls inside a scheduled freeze is due by its start. */
+  preFreezeRotation: boolean;
   suspend: boolean;
 }
 
@@ -56,6 +58,7 @@ export function policyParams(spec: RotationPolicySpec): PolicyParams {
     requiredKeysExplicit,
     forcefulFallback: surge.forcefulFallback?.enabled === true,
     wholeNodeReservation: surge.wholeNodeReservation?.enabled === true,
+    preFreezeRotation: s.preFreezeRotation?.enabled === true,
     suspend: s.suspend === true,
   };
 }

@@ -6,6 +6,7 @@ import { rotationBound } from '../derivation/derive.js';
 import type { PolicyParams } from '../derivation/params.js';
 import { A, parseTime, STATE } from './annotations.js';
 import type { ClusterIndex } from './cluster-index.js';
+import { scheduledFreezeAt } from './freezes.js';
 import { objectProtection } from './protection.js';
 
 // NodeClaim.spec is immutable and creationTimestamp never changes; the engine never mutates an object, so a
@@ -28,6 +29,18 @@ export function deadlineOf(claim: NodeClaim): number | null {
   return timesOf(claim).deadline;
 }
 
+/**
+ * The instant by which the claim is to be rotated: its deadline, or — under spec.preFreezeRotation — the start of
+ * the scheduled freeze its deadline falls inside, since Karpenter would force it during the freeze, when nothing
+ * of ours may start. It never comes after the deadline, and a later deadline never has an earlier due instant (a
+ * freeze maps the deadlines inside it to its start), so ordering by deadline is ordering by due instant.
+ */
+export function dueBy(claim: NodeClaim, p: PolicyParams): number | null {
+  const deadline = deadlineOf(claim);
+  if (deadline === null || !p.preFreezeRotation) return deadline;
+  return scheduledFreezeAt(p, deadline)?.start ?? deadline;
+}
+
 /** t_rot for this claim: its own terminationGracePeriod (1h fallback when unset). */
 export function claimRotationBound(claim: NodeClaim, readyTimeout: number): number {
   const tgp = claim.spec.terminationGracePeriod === undefined ? null : parseDuration(claim.spec.terminationGracePeriod);
@@ -36,15 +49,21 @@ export function claimRotationBound(claim: NodeClaim, readyTimeout: number): numb
 
 const eligibility = new WeakMap<NodeClaim, { p: PolicyParams; period: number; at: number | null }>();
 
-/** The instant the claim becomes a candidate by age: deadline − leadTime (auto), or creation + A (explicit). */
+/**
+ * The instant the claim becomes a candidate by age: deadline − leadTime (auto), or creation + A (explicit); moved
+ * earlier by as much as its due instant is (dueBy), so that it has the same chances before a freeze as it would
+ * have had before its deadline.
+ */
 export function eligibleFrom(claim: NodeClaim, p: PolicyParams, periodSeconds: number): number | null {
   const hit = eligibility.get(claim);
   if (hit && hit.p === p && hit.period === periodSeconds) return hit.at;
   const deadline = deadlineOf(claim);
+  const due = dueBy(claim, p);
   let at: number | null;
-  if (deadline === null) at = null;
-  else if (p.ageThresholdOverride !== null) at = timesOf(claim).created + p.ageThresholdOverride * 1000;
-  else at = deadline - (p.minRotationChances * periodSeconds + claimRotationBound(claim, p.readyTimeout)) * 1000;
+  if (deadline === null || due === null) at = null;
+  else if (p.ageThresholdOverride !== null)
+    at = timesOf(claim).created + p.ageThresholdOverride * 1000 - (deadline - due);
+  else at = due - (p.minRotationChances * periodSeconds + claimRotationBound(claim, p.readyTimeout)) * 1000;
   eligibility.set(claim, { p, period: periodSeconds, at });
   return at;
 }

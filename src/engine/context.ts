@@ -3,7 +3,7 @@ import type { RotationPolicy } from '../generated/api-types.js';
 import type { NodePool } from '../karpenter/types.js';
 import type { Derivation } from '../derivation/derive.js';
 import type { PolicyParams } from '../derivation/params.js';
-import type { WindowFigures } from '../schedule/windows.js';
+import type { Interval, WindowFigures } from '../schedule/windows.js';
 import type { ClusterIndex } from './cluster-index.js';
 import type { Snapshot } from './types.js';
 
@@ -24,6 +24,8 @@ export interface PoolContext {
   frozenUntil: number | null;
   /** Why a freeze that cannot be read holds everything (fail closed); null when every freeze is readable. */
   freezeUnreadable: string | null;
+  /** Every readable freeze (annotation and scheduled) as sorted disjoint intervals: no rotation starts inside. */
+  freezeSpans: Interval[];
   /** Upcoming instants at which the answer may change without any event (for requeueAt). */
   wakeups: number[];
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   claim,
   DAY,
+  events,
   HOUR,
   IN_WINDOW,
   iso,
@@ -34,7 +35,6 @@ const kinds = (actions: Action[]): string[] =>
               ? `createPod:${a.pod.metadata.name}`
               : `${a.type}:${'node' in a ? a.node : ''}`,
     );
-const events = (actions: Action[]): string[] => actions.flatMap((a) => (a.type === 'event' ? [a.eventReason] : []));
 const ann = (s: Snapshot, kind: 'nodePools' | 'nodeClaims' | 'nodes', name: string): Record<string, string> =>
   (s[kind] as { metadata: { name: string; annotations?: Record<string, string> } }[]).find(
     (o) => o.metadata.name === name,

@@ -11,7 +11,7 @@ import { policyErrors } from '../policy/validity.js';
 import { policyParams, type PolicyParams } from '../derivation/params.js';
 import { shortLeadClaims } from '../derivation/short-lead.js';
 import { governingPolicy } from '../policy/resolve.js';
-import { occurrences, type WindowFigures } from '../schedule/windows.js';
+import { occurrences, union, type Interval, type WindowFigures } from '../schedule/windows.js';
 import { figuresCache } from '../schedule/figures-cache.js';
 import { isValidTimezone } from '../schedule/zone.js';
 import { boundedCache } from '../util/bounded-cache.js';
@@ -82,6 +82,8 @@ function numbers(policy: RotationPolicy): Checked {
 interface Freeze {
   /** Active freeze end: the freeze annotation, or a scheduled freeze of the policy covering now. */
   until: number | null;
+  /** Every readable freeze, merged. */
+  spans: Interval[];
   /** A freeze that cannot be read: it freezes (fail closed) until someone fixes it, and says why. */
   unreadable: string | null;
 }
@@ -98,7 +100,7 @@ function freezeOf(pool: NodePool, policy: RotationPolicy | null, now: number, wa
     if (f.start <= now && now < f.end) until = Math.max(until ?? 0, f.end);
   }
   if (until !== null) wakeups.push(until);
-  return { until, unreadable };
+  return { until, unreadable, spans: union(spans) };
 }
 
 /**
@@ -222,6 +224,7 @@ function staticContext(s: Snapshot, pool: NodePool, policies: RotationPolicy[], 
     priorityClassMissing: noClass && policy ? placeholderPriorityClass(policy) : null,
     frozenUntil: frozen.until,
     freezeUnreadable: frozen.unreadable,
+    freezeSpans: frozen.spans,
     wakeups,
     report: {
       nodePool: pool.metadata.name,

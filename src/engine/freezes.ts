@@ -1,7 +1,8 @@
 // The freezes a NodePool is under, read once for the engine's decision and for the forecast: the NodePool's
 // noderotation.io/freeze annotation (frozen from now until its time) and the governing policy's spec.freezes.
+import type { PolicyParams } from '../derivation/params.js';
 import type { Freeze } from '../generated/api-types.js';
-import type { Interval } from '../schedule/windows.js';
+import { union, type Interval } from '../schedule/windows.js';
 import { A, parseTime } from './annotations.js';
 
 export interface Freezes {
@@ -32,4 +33,38 @@ export function readFreezes(
     else spans.push({ start, end });
   });
   return { spans, unreadable };
+}
+
+// The freezes scheduled ahead (spec.freezes), for the rotations that must beat them: merged into sorted disjoint
+// intervals once per policy reading. The annotation is not among them: nobody schedules it ahead, it holds from
+// the moment it is set.
+const scheduled = new WeakMap<PolicyParams, Interval[]>();
+
+/** The policy's scheduled freezes as sorted disjoint half-open intervals (an unreadable one is left out here). */
+export function scheduledFreezes(p: PolicyParams): Interval[] {
+  let spans = scheduled.get(p);
+  if (!spans) {
+    const read = p.freezes.flatMap((f) => {
+      const start = parseTime(f.start);
+      const end = parseTime(f.end);
+      return start !== null && end !== null && end > start ? [{ start, end }] : [];
+    });
+    spans = union(read);
+    scheduled.set(p, spans);
+  }
+  return spans;
+}
+
+/** The merged scheduled freeze containing instant t (start ≤ t < end), or null. */
+export function scheduledFreezeAt(p: PolicyParams, t: number): Interval | null {
+  const spans = scheduledFreezes(p);
+  let lo = 0;
+  let hi = spans.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((spans[mid] as Interval).end <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  const s = spans[lo];
+  return s && s.start <= t ? s : null;
 }

@@ -2,9 +2,9 @@
 // rule and the surge-headroom check. Each gate is a predicate returning why it blocks, or null.
 import type { NodeClaim } from '../karpenter/types.js';
 import { hasFatal } from '../derivation/findings.js';
-import { occurrences, TICK_SECONDS } from '../schedule/windows.js';
+import { occurrences, openIntervals, TICK_SECONDS, type Interval } from '../schedule/windows.js';
 import { A, DRAINING, FORCEFUL_FALLBACK, parseTime, rfc3339, STATE } from './annotations.js';
-import { byDeadline, claimRotationBound, deadlineOf, notCandidateBecause } from './candidates.js';
+import { byDeadline, claimRotationBound, deadlineOf, dueBy, notCandidateBecause } from './candidates.js';
 import { frozenBecause, type PoolContext } from './context.js';
 import type { PolicyParams } from '../derivation/params.js';
 import { headroomShortfall, sizePlaceholder } from './placeholder.js';
@@ -76,36 +76,51 @@ export function candidates(c: PoolContext): Candidates {
 /**
  * ADR-0001's intent, stated as a rule: with surge.forcefulFallback enabled, a candidate is rotated surge-less
  * when a graceful surge would leave it exposed to Karpenter's uncontrolled expiry —
- *  (a) deadline − now < t_rot: a surge started now cannot finish before the deadline (design §3.6); or
- *  (b) this is its last window: no later occurrence starts early enough (start + t_rot ≤ deadline) for
- *      another attempt, so a failed or too-late surge here would leave only the backstop.
- * A backlog that will not clear in time (a batch larger than K·C) reaches (b) for its surplus: they are
+ *  (a) due − now < t_rot: a surge started now cannot finish before it is due (design §3.6); or
+ *  (b) this is its last window: no later occurrence has an instant outside every freeze early enough
+ *      (start + t_rot ≤ due) for another attempt, so a failed or too-late surge here would leave only the backstop.
+ * Due is the deadline, or under preFreezeRotation the start of the scheduled freeze the deadline falls inside
+ * (dueBy). A backlog that will not clear in time (a batch larger than K·C) reaches (b) for its surplus: they are
  * rotated surge-less in their last window instead of expiring at a random hour.
  */
 export function fallbackReason(c: PoolContext, claim: NodeClaim): string | null {
   if (!c.params?.forcefulFallback) return null;
-  const deadline = deadlineOf(claim);
-  if (deadline === null) return null; // expireAfter: Never never qualifies
+  const due = dueBy(claim, c.params);
+  if (due === null) return null; // expireAfter: Never never qualifies
+  const what = due === deadlineOf(claim) ? 'its deadline' : 'the freeze its deadline falls inside';
   const tRot = claimRotationBound(claim, c.params.readyTimeout) * 1000;
-  if (deadline - c.now < tRot) return 'a graceful surge could not finish before its deadline';
-  // A window that never closes has an opportunity every tick (its P); otherwise only occurrences that start
-  // after the one open now count.
+  if (due - c.now < tRot) return `a graceful surge could not finish before ${what}`;
+  // A window that never closes has an opportunity every tick (its P) outside the freezes; otherwise only
+  // occurrences that start after the one open now count, from their first instant outside the freezes.
   const later = c.windows?.continuous
-    ? c.now + TICK_SECONDS * 1000 + tRot <= deadline
-    : occurrences(c.params.windows, c.now, deadline).some((o) => o.start > c.now && o.start + tRot <= deadline);
-  return later ? null : 'this is its last maintenance window before its deadline';
+    ? unfrozenFrom(c.freezeSpans, c.now + TICK_SECONDS * 1000) + tRot <= due
+    : openIntervals(occurrences(c.params.windows, c.now, due), c.freezeSpans, c.now, due).some(
+        (p) => p.occurrence.start > c.now && p.open.start + tRot <= due,
+      );
+  return later ? null : `this is its last maintenance window before ${what}`;
+}
+
+/** The first instant at or after t outside every freeze (the spans sorted and disjoint). */
+function unfrozenFrom(spans: readonly Interval[], t: number): number {
+  return spans.find((s) => s.start <= t && t < s.end)?.end ?? t;
 }
 
 /**
- * When fallbackReason starts to hold for the claim by the clock alone: (a) past deadline − t_rot, (b) in a window
- * that never closes one tick earlier. Elsewhere (b) begins at a window opening, which wakes the pool anyway. A pool
- * held only by its surge headroom wakes up then, rather than at the next resync, which may come too late.
+ * When fallbackReason starts to hold for the claim by the clock alone: (a) past due − t_rot, (b) in a window that
+ * never closes one tick earlier, or once the next tick falls inside a freeze after which none is early enough.
+ * Elsewhere (b) begins at a window opening, which wakes the pool anyway. A pool held only by its surge headroom
+ * wakes up then, rather than at the next resync, which may come too late.
  */
 function fallbackFrom(c: PoolContext, claim: NodeClaim): number | null {
-  const deadline = deadlineOf(claim);
-  if (!c.params?.forcefulFallback || deadline === null) return null;
+  const due = c.params ? dueBy(claim, c.params) : null;
+  if (!c.params?.forcefulFallback || due === null) return null;
   const tRot = claimRotationBound(claim, c.params.readyTimeout) * 1000;
-  return deadline - tRot - (c.windows?.continuous ? TICK_SECONDS * 1000 : 0) + 1;
+  if (!c.windows?.continuous) return due - tRot + 1;
+  const tick = TICK_SECONDS * 1000;
+  const beforeLastFreeze = c.freezeSpans
+    .filter((s) => s.start - tick > c.now && s.start <= due - tRot && s.end + tRot > due)
+    .map((s) => s.start - tick);
+  return Math.min(due - tRot - tick + 1, ...beforeLastFreeze);
 }
 
 export interface Start {

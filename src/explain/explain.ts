@@ -14,6 +14,7 @@ import type { WindowFigures } from '../schedule/windows.js';
 import { figuresCache } from '../schedule/figures-cache.js';
 import { setPath } from '../util/set-path.js';
 import { forecastJson, forecastOf, type ClaimForecast } from '../forecast/forecast.js';
+import { poolPreFreezeFindings } from '../forecast/pre-freeze.js';
 
 export interface ReportFinding {
   severity: 'fatal' | 'warning';
@@ -127,7 +128,8 @@ export function explain(
     const ahead = claims && forecastOf(gov.policy, pool, claims, a.figures, now);
     const origin = origins.get(gov.policy);
     // A policy a plan generated: its fixes go into the plan, and only those that break no other NodePool.
-    const findings = origin ? a.findings.map((f) => checkPlanFix(origin, name, f)) : a.findings;
+    const found = [...a.findings, ...poolPreFreezeFindings(gov.policy, a.figures, ahead)];
+    const findings = origin ? found.map((f) => checkPlanFix(origin, name, f)) : found;
     result.report.nodePools.push({
       nodePool: name,
       policy: gov.policy.metadata.name,

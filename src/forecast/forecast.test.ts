@@ -77,10 +77,17 @@ interface ModelClaim {
 function model(
   windows: MaintenanceWindow[],
   claims: ModelClaim[],
-  o: { K: number; P: number; A: number | null; service: number; freezes: Interval[]; now: number },
+  o: { K: number; P: number; A: number | null; service: number; freezes: Interval[]; now: number; pre?: boolean },
 ): Map<string, { start: number | null; atRisk: boolean; margin: number | null }> {
   const out = new Map<string, { start: number | null; atRisk: boolean; margin: number | null }>();
-  const eligible = (c: ModelClaim): number => (o.A !== null ? c.created + o.A : c.created + c.E - (o.K * o.P + c.tRot));
+  // Under preFreezeRotation a deadline inside a freeze is due at the freeze's start, and the claim is a candidate
+  // that much earlier.
+  const due = (c: ModelClaim): number => {
+    const d = c.created + c.E;
+    return (o.pre && o.freezes.find((f) => f.start <= d && d < f.end)?.start) || d;
+  };
+  const eligible = (c: ModelClaim): number =>
+    o.A !== null ? c.created + o.A - (c.created + c.E - due(c)) : due(c) - (o.K * o.P + c.tRot);
   let pending = [...claims].sort(
     (a, b) => a.created + a.E - (b.created + b.E) || a.created - b.created || (a.name < b.name ? -1 : 1),
   );
@@ -90,16 +97,15 @@ function model(
   for (let m = Math.floor(o.now / MIN) * MIN; m <= end && pending.length > 0; m += MIN) {
     for (const t of [m, m + 1]) {
       if (t < o.now) continue;
-      for (const c of pending.filter((x) => x.created + x.E <= t))
-        out.set(c.name, { start: null, atRisk: true, margin: null });
-      pending = pending.filter((x) => x.created + x.E > t);
+      for (const c of pending.filter((x) => due(x) <= t)) out.set(c.name, { start: null, atRisk: true, margin: null });
+      pending = pending.filter((x) => due(x) > t);
       if (t < free) continue;
       if (!openCache.has(m)) openCache.set(m, openAt(windows, m));
       if (!openCache.get(m) || o.freezes.some((f) => f.start <= t && t < f.end)) continue;
       const pick = pending.find((c) => eligible(c) < t);
       if (!pick) continue;
       pending = pending.filter((x) => x !== pick);
-      const margin = pick.created + pick.E - (t + pick.tRot);
+      const margin = due(pick) - (t + pick.tRot);
       out.set(pick.name, { start: t, atRisk: margin < 0, margin: margin / 1000 });
       free = t + o.service;
     }
@@ -141,14 +147,21 @@ describe('forecast against the independent calendar-scan model', () => {
           nil: null,
         }),
         fc.integer({ min: 0, max: 7 * 24 * 60 }), // now offset, minutes
-        (windows, cs, aHours, K, estMin, frz, nowMin) => {
+        fc.boolean(), // preFreezeRotation
+        (windows, cs, aHours, K, estMin, frz, nowMin, pre) => {
           const now = NOW + nowMin * MIN;
+          const freezes = frz === null ? [] : [{ start: now + frz[0] * MIN, end: now + (frz[0] + frz[1]) * MIN }];
           const p = params(windows, {
             minRotationChances: K,
             ...(aHours === null ? {} : { ageThreshold: `${aHours}h` }),
+            // The freeze is the policy's, scheduled: the one preFreezeRotation looks ahead to.
+            freezes: freezes.map((f) => ({
+              start: new Date(f.start).toISOString(),
+              end: new Date(f.end).toISOString(),
+            })),
+            preFreezeRotation: { enabled: pre },
           });
           const P = windowFigures(p.windows, now).periodSeconds * 1000;
-          const freezes = frz === null ? [] : [{ start: now + frz[0] * MIN, end: now + (frz[0] + frz[1]) * MIN }];
           const claims = cs.map((c, i) => claim(`c${i}`, now + c.createdMin * MIN, `${c.hours}h`, `${c.tgpMin}m`));
           const got = forecast({
             claims,
@@ -166,7 +179,7 @@ describe('forecast against the independent calendar-scan model', () => {
               E: c.hours * HOUR,
               tRot: (20 + c.tgpMin + 2) * MIN, // readyTimeout + tGP + 120 s buffer
             })),
-            { K, P, A: aHours === null ? null : aHours * HOUR, service: (estMin + 10) * MIN, freezes, now },
+            { K, P, A: aHours === null ? null : aHours * HOUR, service: (estMin + 10) * MIN, freezes, now, pre },
           );
           for (const f of got) {
             const w = want.get(f.nodeClaim);

@@ -25,15 +25,20 @@
 import type { Freeze, RotationPolicy } from '../generated/api-types.js';
 import type { NodeClaim, NodePool } from '../karpenter/types.js';
 import { policyParams, type PolicyParams } from '../derivation/params.js';
-import { byDeadline, claimRotationBound, deadlineOf, eligibleFrom } from '../engine/candidates.js';
+import { byDeadline, claimRotationBound, deadlineOf, dueBy, eligibleFrom } from '../engine/candidates.js';
 import { A, rfc3339 } from '../engine/annotations.js';
 import { readFreezes } from '../engine/freezes.js';
-import { occurrences, type Interval } from '../schedule/windows.js';
+import { occurrences, openIntervals, type Interval } from '../schedule/windows.js';
 
 export interface ClaimForecast {
   nodeClaim: string;
   /** creationTimestamp + spec.expireAfter (epoch ms); null for expireAfter: Never. */
   deadline: number | null;
+  /**
+   * The instant it is to be rotated by (epoch ms): the deadline, or under preFreezeRotation the start of the
+   * scheduled freeze its deadline falls inside (the engine's dueBy); null for expireAfter: Never.
+   */
+  dueBy: number | null;
   /** The instant after which the claim is a candidate (epoch ms); null without a deadline. */
   eligibleAt: number | null;
   /** The occurrence in which its rotation is planned to start; null when none before the deadline. */
@@ -42,9 +47,9 @@ export interface ClaimForecast {
   plannedStart: number | null;
   /** t_rot for this claim (its own terminationGracePeriod), seconds. */
   rotationBoundSeconds: number;
-  /** deadline − (plannedStart + t_rot), seconds; null when not planned or without a deadline. Negative: too late. */
+  /** dueBy − (plannedStart + t_rot), seconds; null when not planned or without a deadline. Negative: too late. */
   marginSeconds: number | null;
-  /** A deadline and no start in a window, in its turn, that leaves t_rot before it. */
+  /** A deadline and no start in a window, in its turn, that leaves t_rot before it is due. */
   atRisk: boolean;
 }
 
@@ -100,31 +105,6 @@ export function forecastOf(
   });
 }
 
-/** The open instants from `from` to `to`: occurrences minus freezes, as sorted disjoint half-open intervals. */
-export function openIntervals(
-  occ: readonly Interval[],
-  freezes: readonly Interval[],
-  from: number,
-  to: number,
-): { open: Interval; occurrence: Interval }[] {
-  const fz = [...freezes].sort((a, b) => a.start - b.start);
-  const out: { open: Interval; occurrence: Interval }[] = [];
-  for (const o of occ) {
-    let pieces: Interval[] = [{ start: Math.max(o.start, from), end: Math.min(o.end, to) }];
-    for (const f of fz) {
-      pieces = pieces.flatMap((p) => {
-        if (f.end <= p.start || f.start >= p.end) return [p];
-        const keep: Interval[] = [];
-        if (f.start > p.start) keep.push({ start: p.start, end: f.start });
-        if (f.end < p.end) keep.push({ start: f.end, end: p.end });
-        return keep;
-      });
-    }
-    for (const p of pieces) if (p.end > p.start) out.push({ open: p, occurrence: o });
-  }
-  return out;
-}
-
 /** xs[k], for an index known to be in range. */
 const at = (xs: readonly number[], k: number): number => xs[k] as number;
 
@@ -145,6 +125,7 @@ export function forecast(input: ForecastInput): ClaimForecast[] {
     return {
       nodeClaim: claim.metadata.name,
       deadline,
+      dueBy: dueBy(claim, p),
       eligibleAt: eligibleFrom(claim, p, periodSeconds),
       plannedWindow: null,
       plannedStart: null,
@@ -192,9 +173,11 @@ export function forecast(input: ForecastInput): ClaimForecast[] {
       // The engine's pick at t: the earliest-deadline claim already a candidate.
       const claim = queue[ready.shift() as number] as NodeClaim;
       const f = out.get(claim) as ClaimForecast;
-      const deadline = f.deadline as number;
-      if (t >= deadline) continue; // expired by Karpenter before its turn: at risk, and it takes no turn
-      const margin = (deadline - (t + f.rotationBoundSeconds * 1000)) / 1000;
+      // Expired by Karpenter before its turn, or due in a freeze that has begun (nothing starts inside it, and it
+      // is expired before the freeze ends): at risk, and it takes no turn.
+      const due = f.dueBy as number;
+      if (t >= due) continue;
+      const margin = (due - (t + f.rotationBoundSeconds * 1000)) / 1000;
       Object.assign(f, {
         plannedWindow: { ...slot.occurrence },
         plannedStart: t,
@@ -211,6 +194,7 @@ export function forecast(input: ForecastInput): ClaimForecast[] {
 export interface ForecastJson {
   nodeClaim: string;
   deadline: string | null;
+  dueBy: string | null;
   eligibleAt: string | null;
   plannedWindow: { start: string; end: string } | null;
   plannedStart: string | null;
@@ -226,6 +210,7 @@ export function forecastJson(f: ClaimForecast): ForecastJson {
   return {
     nodeClaim: f.nodeClaim,
     deadline: time(f.deadline),
+    dueBy: time(f.dueBy),
     eligibleAt: time(f.eligibleAt),
     plannedWindow: f.plannedWindow && { start: rfc3339(f.plannedWindow.start), end: rfc3339(f.plannedWindow.end) },
     plannedStart: time(f.plannedStart),

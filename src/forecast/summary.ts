@@ -6,6 +6,8 @@ import { rfc3339 } from '../engine/annotations.js';
 import type { RotationPolicy } from '../generated/api-types.js';
 import { nodePoolOf, type NodeClaim, type NodePool } from '../karpenter/types.js';
 import { forecastOf, type ClaimForecast } from './forecast.js';
+import { poolPreFreezeFindings } from './pre-freeze.js';
+import type { Finding } from '../derivation/findings.js';
 
 export interface ForecastSummary {
   /** The next planned rotations, by planned start (rounded up to the second), then name. */
@@ -34,6 +36,12 @@ export function poolForecast(r: PoolReport, w: ForecastWorld, now: number): Clai
   if (!policy || !pool || !r.figures) return null;
   const claims = w.nodeClaims.filter((c) => nodePoolOf(c) === r.nodePool);
   return forecastOf(policy, pool, claims, r.figures, now);
+}
+
+/** The findings of a pool's forecast (PreFreezeOverflow), under the policy the report names. */
+export function forecastFindings(r: PoolReport, w: ForecastWorld, list: readonly ClaimForecast[] | null): Finding[] {
+  const policy = w.policies.find((p) => p.metadata.name === r.policy);
+  return policy && r.figures ? poolPreFreezeFindings(policy, r.figures, list) : [];
 }
 
 /** The summary of a forecast: the next planned rotations, the claims at risk, the smallest margin. */

@@ -54,16 +54,45 @@ function entryOccurrences(w: MaintenanceWindow, from: number, to: number): Inter
   return out;
 }
 
-/** Occurrences of the union overlapping [from, to), merged (touching intervals join) and sorted. */
-export function occurrences(windows: readonly MaintenanceWindow[], from: number, to: number): Interval[] {
-  const all = windows.flatMap((w) => entryOccurrences(w, from, to)).sort((a, b) => a.start - b.start || a.end - b.end);
+/** The union of half-open intervals, sorted and disjoint (touching intervals join); the input is not changed. */
+export function union(spans: readonly Interval[]): Interval[] {
   const merged: Interval[] = [];
-  for (const iv of all) {
+  for (const iv of [...spans].sort((a, b) => a.start - b.start || a.end - b.end)) {
     const tail = merged[merged.length - 1];
     if (tail && iv.start <= tail.end) tail.end = Math.max(tail.end, iv.end);
-    else merged.push({ ...iv });
+    else merged.push({ start: iv.start, end: iv.end });
   }
   return merged;
+}
+
+/** Occurrences of the union overlapping [from, to), merged (touching intervals join) and sorted. */
+export function occurrences(windows: readonly MaintenanceWindow[], from: number, to: number): Interval[] {
+  return union(windows.flatMap((w) => entryOccurrences(w, from, to)));
+}
+
+/** The open instants from `from` to `to`: occurrences minus freezes, as sorted disjoint half-open intervals. */
+export function openIntervals(
+  occ: readonly Interval[],
+  freezes: readonly Interval[],
+  from: number,
+  to: number,
+): { open: Interval; occurrence: Interval }[] {
+  const fz = [...freezes].sort((a, b) => a.start - b.start);
+  const out: { open: Interval; occurrence: Interval }[] = [];
+  for (const o of occ) {
+    let pieces: Interval[] = [{ start: Math.max(o.start, from), end: Math.min(o.end, to) }];
+    for (const f of fz) {
+      pieces = pieces.flatMap((p) => {
+        if (f.end <= p.start || f.start >= p.end) return [p];
+        const keep: Interval[] = [];
+        if (f.start > p.start) keep.push({ start: p.start, end: f.start });
+        if (f.end < p.end) keep.push({ start: f.end, end: p.end });
+        return keep;
+      });
+    }
+    for (const p of pieces) if (p.end > p.start) out.push({ open: p, occurrence: o });
+  }
+  return out;
 }
 
 /** Whether the union is open at instant t. */

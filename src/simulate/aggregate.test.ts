@@ -33,6 +33,7 @@ function result(timeline: NodeLife[], o: Partial<SimulationResult> = {}): Simula
     nodes: timeline.length,
     rotations: { graceful: 0, forcefulFallback: 0, failedAttempts: 0 },
     forcefulExpirations: 0,
+    forcefulExpirationsInFreeze: 0,
     startsOutsideWindow: 0,
     maxConcurrentRotations: 0,
     figures: {} as SimulationResult['figures'],

@@ -54,6 +54,7 @@ const onExpire: Handler<'expire'> = (m, ev) => {
   if (!claim || claim.metadata.deletionTimestamp) return false;
   const relevant = m.touchesRotation(ev.claim);
   m.result.forcefulExpirations++;
+  if (m.inFreeze(ev.at)) m.result.forcefulExpirationsInFreeze++;
   const life = m.lives.get(ev.claim);
   if (life) life.end = 'expired';
   m.deleteClaim(ev.claim, ev.at);

@@ -7,6 +7,8 @@ import type { Node } from '../kube/types.js';
 import { A, rfc3339 } from '../engine/annotations.js';
 import { apply } from '../engine/apply.js';
 import { deadlineOf } from '../engine/candidates.js';
+import { scheduledFreezeAt } from '../engine/freezes.js';
+import { policyParams, type PolicyParams } from '../derivation/params.js';
 import { decide } from '../engine/decide.js';
 import type { Snapshot } from '../engine/types.js';
 import { NULL_FIGURES } from '../derivation/derive.js';
@@ -131,6 +133,7 @@ export class SimModel {
       nodes: 0,
       rotations: { graceful: 0, forcefulFallback: 0, failedAttempts: 0 },
       forcefulExpirations: 0,
+      forcefulExpirationsInFreeze: 0,
       startsOutsideWindow: 0,
       maxConcurrentRotations: 0,
       figures: NULL_FIGURES,
@@ -224,6 +227,20 @@ export class SimModel {
       status: { conditions: [{ type: 'Ready', status: 'True' }] },
     };
   }
+
+  /** Whether instant t lies inside one of the policy's scheduled freezes (one the engine could not read: no). */
+  inFreeze(t: number): boolean {
+    if (this.params === undefined) {
+      try {
+        this.params = policyParams(this.policy.spec);
+      } catch {
+        this.params = null;
+      }
+    }
+    return this.params !== null && scheduledFreezeAt(this.params, t) !== null;
+  }
+
+  private params: PolicyParams | null | undefined;
 
   findClaim(name: string): NodeClaim | undefined {
     return this.s.nodeClaims.find((c) => c.metadata.name === name);

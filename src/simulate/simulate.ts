@@ -37,6 +37,8 @@ export interface SimulationResult {
   nodes: number;
   rotations: { graceful: number; forcefulFallback: number; failedAttempts: number };
   forcefulExpirations: number;
+  /** Those of them at an instant inside one of the policy's scheduled freezes (when nothing of ours may start). */
+  forcefulExpirationsInFreeze: number;
   startsOutsideWindow: number;
   maxConcurrentRotations: number;
   figures: Figures;

@@ -118,8 +118,9 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
   const horizon = o.horizonMs ?? 3 * HOUR;
   const maxSteps = o.maxSteps ?? 200_000;
   const root = Rng.of(o.seed);
-  const [schedRng, worldRng, netRng, faultRng, mathRng, setupRng, opRng, refRng, budgetRng] = Array.from(
-    { length: 9 },
+  // Forked in this order, so that a stream added at the end leaves the others (and every kept seed) as they were.
+  const [schedRng, worldRng, netRng, faultRng, mathRng, setupRng, opRng, refRng, budgetRng, freezeRng] = Array.from(
+    { length: 10 },
     () => root.fork(),
   );
   const sched = new Scheduler(schedRng as Rng, T0);
@@ -152,7 +153,7 @@ export async function runSeed(o: SimOptions): Promise<SimResult> {
   const resyncMs = (setupRng as Rng).pick([60_000, 600_000]);
   const due = o.scenario
     ? setupScenario(server, world, o.scenario)
-    : setup(server, world, setupRng as Rng, budgetRng as Rng);
+    : setup(server, world, setupRng as Rng, budgetRng as Rng, freezeRng as Rng);
   const scenario = o.scenario ? scenarioEnd(server, o.scenario) : undefined;
   const invariants = new Invariants(
     (a) => a.startsWith(CONTROLLER),
@@ -382,7 +383,7 @@ function simLogger(owner: string, note: (l: string) => void, base: Record<string
  * as they were): with Karpenter's default of 10% on pools this small, the budget alone would keep one rotation
  * at a time, and a controller that let a second start while the first drains would go unseen (S1).
  */
-function setup(server: ApiServer, world: World, rng: Rng, budgets: Rng): string[] {
+function setup(server: ApiServer, world: World, rng: Rng, budgets: Rng, freezes: Rng): string[] {
   server.seed('/apis/scheduling.k8s.io/v1/priorityclasses', {
     metadata: { name: PRIORITY_CLASS },
     value: -10,
@@ -459,11 +460,28 @@ function setup(server: ApiServer, world: World, rng: Rng, budgets: Rng): string[
         failurePause: rng.pick(['1m', '5m']),
         ...(rng.chance(0.5) ? { forcefulFallback: { enabled: true } } : {}),
       },
+      ...scheduledFreeze(freezes),
     },
   });
   world.poke(0);
   void NODES;
   return due;
+}
+
+/**
+ * A third of the runs have a scheduled freeze within the first two hours (over the deadlines of claims near their
+ * expiry, now and then), half of those with rotation ahead of it: the fallback rule and the start gates then count
+ * with it.
+ */
+function scheduledFreeze(rng: Rng): Record<string, unknown> {
+  if (!rng.chance(1 / 3)) return {};
+  const start = T0 + rng.int(0, 60) * 60_000;
+  const end = start + rng.int(10, 60) * 60_000;
+  const iso = (t: number): string => new Date(t).toISOString().replace('.000Z', 'Z');
+  return {
+    freezes: [{ start: iso(start), end: iso(end), reason: 'sim' }],
+    ...(rng.chance(0.5) ? { preFreezeRotation: { enabled: true } } : {}),
+  };
 }
 
 function duration(d: string): number {

@@ -4,7 +4,7 @@
 import type { RotationPolicy, RotationPolicySpec } from '../../src/generated/api-types.js';
 import type { NodeClaim, NodePool } from '../../src/karpenter/types.js';
 import type { Node, Pod } from '../../src/kube/types.js';
-import type { PoolReport, Snapshot } from '../../src/engine/types.js';
+import type { Action, PoolReport, Snapshot } from '../../src/engine/types.js';
 import { A } from '../../src/engine/annotations.js';
 
 export const NS = 'noderotation-system';
@@ -241,3 +241,7 @@ export const poolReport = (over: Partial<PoolReport> = {}): PoolReport => ({
   idle: null,
   ...over,
 });
+
+/** The reasons of the Events among a decision's actions, in order. */
+export const events = (actions: readonly Action[]): string[] =>
+  actions.flatMap((a) => (a.type === 'event' ? [a.eventReason] : []));
