@@ -20,7 +20,12 @@ import { executorDeps, versionKey } from '../execute/deps.js';
 import { execute, LostRace, Refused } from '../execute/executor.js';
 import { failpoint, pausepoint } from '../execute/failpoint.js';
 import { podsOfNode } from '../execute/fresh.js';
-import { forecastFindings, poolForecast } from '../../src/forecast/summary.js';
+import {
+  forecastFindings,
+  forecastStatus,
+  poolForecast,
+  type ForecastStatus,
+} from '../../src/forecast/summary.js';
 import type { Finding } from '../../src/derivation/findings.js';
 import { errorText, type Logger } from '../log.js';
 import { OwnWrites, type Follows } from '../state/own-writes.js';
@@ -69,7 +74,7 @@ export interface RotationReconcilerOptions {
   metrics: RotationMetrics;
   events: EventRecorder;
   /** The status reconciler (../status/): told each pool's latest report (undefined: the pool is gone). */
-  statuses: { report(nodePool: string, report: PoolReport | undefined): void };
+  statuses: { report(nodePool: string, report: PoolReport | undefined, forecast?: ForecastStatus): void };
   /** Placeholders live here. */
   namespace: string;
   /** The placeholder's defaults where a policy sets none. */
@@ -129,18 +134,20 @@ export class RotationReconciler {
       if (e instanceof LostRace) return { requeueAt: this.o.clock.now() + LOST_RACE_RETRY_MS };
       throw e;
     }
-    this.o.statuses.report(poolName, mine.report);
-    this.o.metrics.report(mine.report);
-    // Figures for dashboards, and the rotations ahead of a freeze that cannot fit: a failure must never fail
-    // the pass that has already written.
+    // The forecast, for the policy's status, dashboards, and the rotations ahead of a freeze that cannot fit: a
+    // failure must never fail the pass that has already written.
     let ahead: Finding[] = [];
+    let summary: ForecastStatus | undefined;
     try {
       const list = poolForecast(mine.report, snapshot, now);
       this.o.metrics.forecast(poolName, list, now);
       ahead = forecastFindings(mine.report, snapshot, list);
+      summary = list ? forecastStatus(list) : undefined;
     } catch (e) {
       log.warn('forecast not computed', { error: errorText(e) });
     }
+    this.o.statuses.report(poolName, mine.report, summary);
+    this.o.metrics.report(mine.report);
     this.o.events.level(poolName, levelWarnings(mine.report, ahead));
     return { requeueAt: mine.requeueAt };
   }

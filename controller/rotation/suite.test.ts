@@ -16,6 +16,7 @@ import { jsonLogger } from '../log.js';
 import { ControllerMetrics } from '../metrics.js';
 import { ROTATIONPOLICIES } from '../status/reconciler.js';
 import { EventRecorder } from './events.js';
+import type { ForecastStatus } from '../../src/forecast/summary.js';
 import { LOST_RACE_RETRY_MS, OWN_WRITES_RECHECK_MS, RotationReconciler } from './reconciler.js';
 
 const PRIORITY_CLASS = 'noderotation-placeholder';
@@ -64,6 +65,7 @@ async function setup(now: number, extra: { pods?: Obj[] } = {}) {
   await caches.sync();
   const metrics = new ControllerMetrics();
   const reported: string[] = [];
+  const forecasts: ForecastStatus[] = [];
   const events = new EventRecorder(client, 'suite', clock, () => undefined);
   const reconciler = new RotationReconciler({
     client,
@@ -73,7 +75,12 @@ async function setup(now: number, extra: { pods?: Obj[] } = {}) {
     index: caches.index,
     metrics: metrics.rotation,
     events,
-    statuses: { report: (pool, r) => reported.push(`${pool}:${r ? (r.policy ?? '-') : 'gone'}`) },
+    statuses: {
+      report: (pool, r, forecast) => {
+        reported.push(`${pool}:${r ? (r.policy ?? '-') : 'gone'}`);
+        if (forecast) forecasts.push(forecast);
+      },
+    },
     namespace: NS,
     placeholderImage: 'registry.k8s.io/pause:3.10',
     priorityClass: PRIORITY_CLASS,
@@ -85,6 +92,7 @@ async function setup(now: number, extra: { pods?: Obj[] } = {}) {
     reconciler,
     metrics,
     reported,
+    forecasts,
     deliver,
     /** One pass of the pool, and then the Events it queued (sent after the pass: events.ts). */
     pass: async (): Promise<PassResult> => {
@@ -230,6 +238,20 @@ describe('the rotation reconciler, one pass of NodePool general', () => {
     const text = await h.metrics.text();
     for (const s of series) expect(text).toContain(s);
     expect(eventReasons(h.server).sort()).toEqual([...events].sort());
+    await h.caches.stop();
+  });
+
+  it("hands the policy's status the forecast: the due claim planned in the next window, none at risk", async () => {
+    const h = await setup(OUT_OF_WINDOW);
+    await h.pass();
+    expect(h.forecasts).toEqual([
+      {
+        // Saturday 02:00 in Tokyo; the claim's deadline is 336h after OLD.
+        nextRotations: [{ nodeClaim: 'old', window: '2027-01-08T17:00:00Z', dueBy: '2027-01-09T18:00:00Z' }],
+        claimsAtRisk: 0,
+        atRisk: [],
+      },
+    ]);
     await h.caches.stop();
   });
 

@@ -12,6 +12,7 @@ import type { FieldError } from '../../src/api/validate.js';
 import { figureValues } from '../../src/derivation/figure-text.js';
 import { rfc3339 } from '../../src/engine/annotations.js';
 import type { NodePoolRotationStatus } from '../../src/generated/api-types.js';
+import type { ForecastStatus } from '../../src/forecast/summary.js';
 import type { PoolReport } from '../../src/engine/types.js';
 import { sameJson } from '../../src/util/canonical.js';
 import { truncate } from '../../src/util/describe.js';
@@ -39,6 +40,8 @@ export interface StatusInput {
   invalid: readonly FieldError[];
   /** Reports of every NodePool this policy governs or ties for, in name order. */
   reports: PoolReport[];
+  /** The forecast of each of those NodePools, by name, when one was computed. */
+  forecasts?: ReadonlyMap<string, ForecastStatus>;
   previous: Condition[];
   now: string;
 }
@@ -116,13 +119,13 @@ export function policyStatus(i: StatusInput): PolicyStatus {
     observedGeneration: i.generation,
     matchedNodePools: governed.length,
     rotatingNodePools: rotating.length,
-    nodePools: governed.slice(0, MAX_POOL_SUMMARIES).map(poolSummary),
+    nodePools: governed.slice(0, MAX_POOL_SUMMARIES).map((r) => poolSummary(r, i.forecasts?.get(r.nodePool))),
     conditions,
   };
 }
 
 /** One governed NodePool's summary; absent values are left out, as Kubernetes' optional fields are. */
-export function poolSummary(r: PoolReport): NodePoolRotationStatus {
+export function poolSummary(r: PoolReport, forecast?: ForecastStatus): NodePoolRotationStatus {
   const out: NodePoolRotationStatus = { name: r.nodePool, windowOpen: r.windowOpen, candidates: r.candidates };
   const at = (ms: number | null): string | undefined => (ms === null ? undefined : rfc3339(ms));
   const times = {
@@ -140,6 +143,7 @@ export function poolSummary(r: PoolReport): NodePoolRotationStatus {
     const figures = figureValues(r.figures);
     if (Object.keys(figures).length > 0) out.figures = figures;
   }
+  if (forecast) out.forecast = forecast;
   return out;
 }
 

@@ -14,6 +14,7 @@ import type { Logger } from '../log.js';
 import type { Clock } from '../../runtime/queue/clock.js';
 import { WorkQueue, type PassResult } from '../../runtime/queue/work-queue.js';
 import { policyStatus, statusChanged, type Condition } from './policy-status.js';
+import type { ForecastStatus } from '../../src/forecast/summary.js';
 
 export const ROTATIONPOLICIES = '/apis/noderotation.io/v1alpha1/rotationpolicies';
 
@@ -33,8 +34,9 @@ const policiesOf = (r: PoolReport | undefined): string[] =>
 
 export class PolicyStatusReconciler {
   private queue: WorkQueue | null = null;
-  /** The latest report of every NodePool, by name. */
+  /** The latest report of every NodePool, by name, and its forecast when one was computed. */
   private readonly reports = new Map<string, PoolReport>();
+  private readonly forecasts = new Map<string, ForecastStatus>();
   /** Schema errors of a policy, once per object (watched objects are replaced, never changed in place). */
 
   constructor(private readonly o: StatusReconcilerOptions) {}
@@ -59,10 +61,12 @@ export class PolicyStatusReconciler {
    * A NodePool's latest report (undefined: the pool is gone): the policies it concerned before or concerns now
    * are computed again.
    */
-  report(nodePool: string, report: PoolReport | undefined): void {
+  report(nodePool: string, report: PoolReport | undefined, forecast?: ForecastStatus): void {
     const before = policiesOf(this.reports.get(nodePool));
     if (report) this.reports.set(nodePool, report);
     else this.reports.delete(nodePool);
+    if (report && forecast) this.forecasts.set(nodePool, forecast);
+    else this.forecasts.delete(nodePool);
     for (const n of new Set([...before, ...policiesOf(report)])) this.queue?.add(n);
   }
 
@@ -84,6 +88,7 @@ export class PolicyStatusReconciler {
       // The engine's own judgement (src/policy/validity.ts): the status says what the engine acts on.
       invalid: policyErrors(policy),
       reports,
+      forecasts: this.forecasts,
       previous: prev?.conditions ?? [],
       now: rfc3339(this.o.clock.now()),
     });

@@ -92,6 +92,13 @@ const byName: Fixture = {
             expectedRotation: '15m0s',
             capacityPerOccurrence: 10,
           },
+          forecast: {
+            nextRotations: [
+              { nodeClaim: 'general-def34', window: '2026-01-10T02:00:00Z', dueBy: '2026-01-12T00:00:00Z' },
+            ],
+            claimsAtRisk: 1,
+            atRisk: ['general-ghi56'],
+          },
         },
       ],
       conditions: [CONDITION],

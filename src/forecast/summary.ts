@@ -3,7 +3,7 @@
 // pool's freeze annotation. Pure: the clock is an input.
 import type { PoolReport } from '../engine/types.js';
 import { rfc3339 } from '../engine/annotations.js';
-import type { RotationPolicy } from '../generated/api-types.js';
+import type { NodePoolRotationStatus, RotationPolicy } from '../generated/api-types.js';
 import { nodePoolOf, type NodeClaim, type NodePool } from '../karpenter/types.js';
 import { forecastOf, type ClaimForecast } from './forecast.js';
 import { poolPreFreezeFindings } from './pre-freeze.js';
@@ -20,6 +20,8 @@ export interface ForecastSummary {
 
 /** How many planned rotations the summary lists. */
 export const FORECAST_NEXT = 3;
+/** How many claims at risk a RotationPolicy's status names. */
+export const AT_RISK_NAMED = 10;
 
 /** The objects the engine read (RFC 3339 timestamps: an engine snapshot). */
 export interface ForecastWorld {
@@ -64,4 +66,28 @@ export function summarise(list: readonly ClaimForecast[]): ForecastSummary {
 export function forecastSummary(r: PoolReport, w: ForecastWorld, now: number): ForecastSummary | null {
   const list = poolForecast(r, w, now);
   return list && summarise(list);
+}
+
+/**
+ * The forecast as a RotationPolicy's status shows it per NodePool: the next planned rotations by the window they
+ * are planned in (its start, not the planned instant, which moves with the clock inside an open window: a status
+ * written on every pass would be noise), the claims at risk and the first of them by deadline.
+ */
+export type ForecastStatus = NonNullable<NodePoolRotationStatus['forecast']>;
+
+export function forecastStatus(list: readonly ClaimForecast[]): ForecastStatus {
+  const planned = list.filter((f) => f.plannedStart !== null && f.plannedWindow !== null);
+  const atRisk = list.filter((f) => f.atRisk);
+  return {
+    nextRotations: [...planned]
+      .sort((a, b) => (a.plannedStart as number) - (b.plannedStart as number) || (a.nodeClaim < b.nodeClaim ? -1 : 1))
+      .slice(0, FORECAST_NEXT)
+      .map((f) => ({
+        nodeClaim: f.nodeClaim,
+        window: rfc3339((f.plannedWindow as { start: number }).start),
+        ...(f.dueBy !== null ? { dueBy: rfc3339(f.dueBy) } : {}),
+      })) as ForecastStatus['nextRotations'], // at most FORECAST_NEXT: the schema's maxItems, a tuple in the types
+    claimsAtRisk: atRisk.length,
+    atRisk: atRisk.slice(0, AT_RISK_NAMED).map((f) => f.nodeClaim) as ForecastStatus['atRisk'],
+  };
 }

@@ -370,6 +370,111 @@ export interface NodePoolRotationStatus {
    */
   lastFailureAt?: string;
   /**
+   * The forecast of its NodeClaims (explain -o json has it per claim): the next planned rotations, and the claims at risk of being force-expired by Karpenter.
+   */
+  forecast?: {
+    /**
+     * The next planned rotations, by planned start then name: at most 3.
+     *
+     * @maxItems 3
+     */
+    nextRotations?:
+      | []
+      | [
+          {
+            nodeClaim: string;
+            /**
+             * The start of the window occurrence its rotation is planned in.
+             */
+            window: string;
+            /**
+             * Its deadline, or under preFreezeRotation the start of the freeze the deadline falls inside.
+             */
+            dueBy?: string;
+          }
+        ]
+      | [
+          {
+            nodeClaim: string;
+            /**
+             * The start of the window occurrence its rotation is planned in.
+             */
+            window: string;
+            /**
+             * Its deadline, or under preFreezeRotation the start of the freeze the deadline falls inside.
+             */
+            dueBy?: string;
+          },
+          {
+            nodeClaim: string;
+            /**
+             * The start of the window occurrence its rotation is planned in.
+             */
+            window: string;
+            /**
+             * Its deadline, or under preFreezeRotation the start of the freeze the deadline falls inside.
+             */
+            dueBy?: string;
+          }
+        ]
+      | [
+          {
+            nodeClaim: string;
+            /**
+             * The start of the window occurrence its rotation is planned in.
+             */
+            window: string;
+            /**
+             * Its deadline, or under preFreezeRotation the start of the freeze the deadline falls inside.
+             */
+            dueBy?: string;
+          },
+          {
+            nodeClaim: string;
+            /**
+             * The start of the window occurrence its rotation is planned in.
+             */
+            window: string;
+            /**
+             * Its deadline, or under preFreezeRotation the start of the freeze the deadline falls inside.
+             */
+            dueBy?: string;
+          },
+          {
+            nodeClaim: string;
+            /**
+             * The start of the window occurrence its rotation is planned in.
+             */
+            window: string;
+            /**
+             * Its deadline, or under preFreezeRotation the start of the freeze the deadline falls inside.
+             */
+            dueBy?: string;
+          }
+        ];
+    /**
+     * NodeClaims with no planned start, in their turn, that finishes before they are due.
+     */
+    claimsAtRisk: number;
+    /**
+     * The first of them by deadline: at most 10.
+     *
+     * @maxItems 10
+     */
+    atRisk?:
+      | []
+      | [string]
+      | [string, string]
+      | [string, string, string]
+      | [string, string, string, string]
+      | [string, string, string, string, string]
+      | [string, string, string, string, string, string]
+      | [string, string, string, string, string, string, string]
+      | [string, string, string, string, string, string, string, string]
+      | [string, string, string, string, string, string, string, string, string]
+      | [string, string, string, string, string, string, string, string, string, string];
+  };
+  /**
    * The derived figures (design §3.2), as the function's annotations carry them.
    */
   figures?: {
