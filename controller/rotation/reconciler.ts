@@ -20,12 +20,7 @@ import { executorDeps, versionKey } from '../execute/deps.js';
 import { execute, LostRace, Refused } from '../execute/executor.js';
 import { failpoint, pausepoint } from '../execute/failpoint.js';
 import { podsOfNode } from '../execute/fresh.js';
-import {
-  forecastFindings,
-  forecastStatus,
-  poolForecast,
-  type ForecastStatus,
-} from '../../src/forecast/summary.js';
+import { forecastFindings, forecastStatus, poolForecast, type ForecastStatus } from '../../src/forecast/summary.js';
 import type { Finding } from '../../src/derivation/findings.js';
 import { errorText, type Logger } from '../log.js';
 import { OwnWrites, type Follows } from '../state/own-writes.js';
