@@ -38,6 +38,7 @@ function result(timeline: NodeLife[], o: Partial<SimulationResult> = {}): Simula
     maxConcurrentRotations: 0,
     figures: {} as SimulationResult['figures'],
     windows: [],
+    freezes: [],
     timezones: ['UTC'],
     timeline,
     ...o,

@@ -1,6 +1,8 @@
 // The HTML report: self-contained, one bar group per day of the run, rows for a sample only, byte-identical for
 // the same inputs; and the before/after of a what-if, both sides on one day axis with the difference visible.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { cli } from '../../test/support/cli-harness.js';
 import { fleetScenario, newYorkScenario, whatIfFleet } from '../../test/browser/fleets.js';
 import { EXPLAIN_LEGEND, FIGURE_LEGEND } from '../explain/table.js';
@@ -389,5 +391,30 @@ describe('simulate -o html flags', () => {
     const r = await cli(['simulate', '-f', 'examples/scenarios/worked-example.yaml', '-o', 'html', '--sample', '5']);
     expect(r.code).toBe(0);
     expect(count(r.out, /class="row-label"/g)).toBe(5);
+  });
+});
+
+describe('freezes in the report', () => {
+  const scenario = (): Scenario =>
+    ({
+      ...parse(readFileSync(new URL('../../examples/scenarios/black-friday-freeze.yaml', import.meta.url), 'utf8')),
+      metadata: { name: 'freeze' },
+    }) as Scenario;
+  it('draws each freeze as a band in the day chart and the node rows, says so in the legend, counts inside it', () => {
+    const off = scenario();
+    off.spec.policy.preFreezeRotation = { enabled: false };
+    const r = simulate(off);
+    expect(r.freezes).toEqual([{ start: '2027-11-25T05:00:00Z', end: '2027-11-30T05:00:00Z' }]);
+    const html = renderHtml(r);
+    // One band in the day chart, one behind the node rows; its time in the tooltip, in the windows' zone.
+    expect(count(html, /class="freeze"/g)).toBe(2);
+    expect(html).toContain('<title>freeze 2027-11-25 00:00 UTC-05:00 – 2027-11-30 00:00 UTC-05:00</title>');
+    expect(count(html, /freeze: nothing of ours starts/g)).toBe(2);
+    expect(html).toMatch(/… of them inside a freeze<\/th><td[^>]*>8</);
+  });
+
+  it('says nothing of freezes where there are none', () => {
+    const html = renderHtml(simulate(worked));
+    expect(html).not.toContain('freeze');
   });
 });

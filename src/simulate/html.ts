@@ -28,6 +28,7 @@ const COLORS = {
   reaped: '#888',
   running: '#9fb7d9',
   window: '#f3e9a6',
+  freeze: '#cdd5df',
   deadline: '#111',
   before: '#777',
   after: '#0072b2',
@@ -157,21 +158,36 @@ interface Span {
   end: string;
 }
 
-/** The windows shaded over [top, top + height]. */
-function windowBands(axis: Axis, windows: readonly Span[], top: number, height: number): string[] {
-  return windows.map((w) => {
+/** The windows shaded over [top, top + height], and the freezes over them (a window inside one is no window). */
+function windowBands(
+  axis: Axis,
+  windows: readonly Span[],
+  top: number,
+  height: number,
+  freezes: readonly Span[] = [],
+): string[] {
+  const band = (w: Span, what: string, style: Record<string, string | number>): string => {
     const x0 = axis.x(Date.parse(w.start));
     const x1 = axis.x(Date.parse(w.end));
-    const box = { x: n1(x0), y: top, width: n1(Math.max(1, x1 - x0)), height, fill: COLORS.window };
-    return rect(box, `window ${esc(axis.time(w.start))} – ${esc(axis.time(w.end))}`);
-  });
+    const box = { x: n1(x0), y: top, width: n1(Math.max(1, x1 - x0)), height, ...style };
+    return rect(box, `${what} ${esc(axis.time(w.start))} – ${esc(axis.time(w.end))}`);
+  };
+  return [
+    ...windows.map((w) => band(w, 'window', { fill: COLORS.window })),
+    ...freezes.map((f) => band(f, 'freeze', { fill: COLORS.freeze, class: 'freeze' })),
+  ];
 }
+
+/** The legend's entry for freezes, where there are some. */
+const freezeLegend = (freezes: readonly Span[]): (readonly [string, string])[] =>
+  freezes.length > 0 ? [[COLORS.freeze, 'freeze: nothing of ours starts']] : [];
 
 /** One panel of day bars: rotations, fallbacks and expirations stacked, one group per day of the run. */
 interface DayPanel {
   label: string;
   days: readonly DayCounts[];
   windows: readonly Span[];
+  freezes?: readonly Span[];
 }
 
 const PANEL_HEIGHT = 110;
@@ -209,7 +225,7 @@ const dayTitle = (d: DayCounts, label: string, windows: boolean): string =>
 
 /** Stacked day bars on a shared scale (yMax), so that two panels compare by eye. */
 function dayPanel(axis: Axis, p: DayPanel, top: number, yMax: number): string[] {
-  const out = windowBands(axis, p.windows, top, PANEL_HEIGHT);
+  const out = windowBands(axis, p.windows, top, PANEL_HEIGHT, p.freezes);
   const bottom = top + PANEL_HEIGHT;
   out.push(line({ x1: LEFT, y1: bottom, x2: LEFT + PLOT, y2: bottom, stroke: '#999', 'stroke-width': 0.5 }));
   out.push(...panelLabel(top, p.label));
@@ -365,10 +381,15 @@ function dayChart(
 const ROW = 14;
 
 /** Node-by-node rows: each life as a bar, its rotation or expiry in colour, its deadline as a tick. */
-function nodeRows(axis: Axis, lives: readonly NodeLife[], windows: readonly Span[]): string {
+function nodeRows(
+  axis: Axis,
+  lives: readonly NodeLife[],
+  windows: readonly Span[],
+  freezes: readonly Span[] = [],
+): string {
   const top = 20;
   const height = top + lives.length * ROW + AXIS_ROOM;
-  const parts = windowBands(axis, windows, top - 4, lives.length * ROW + 4);
+  const parts = windowBands(axis, windows, top - 4, lives.length * ROW + 4, freezes);
   parts.push(...axis.ticks(top - 4, top + lives.length * ROW));
   lives.forEach((n, i) => {
     const y = top + i * ROW;
@@ -461,7 +482,14 @@ export function renderHtml(r: SimulationResult, options: HtmlOptions = {}): stri
   const lives = sampleLives(r.timeline, options.sample ?? DEFAULT_SAMPLE);
   const chart = dayChart(
     axis,
-    [{ label: r.mode === 'baseline' ? 'Karpenter alone' : 'controller', days: series.days, windows: r.windows }],
+    [
+      {
+        label: r.mode === 'baseline' ? 'Karpenter alone' : 'controller',
+        days: series.days,
+        windows: r.windows,
+        freezes: r.freezes,
+      },
+    ],
     [{ label: 'nodes at risk', days: series.days, color: COLORS.after }],
     null,
   );
@@ -474,19 +502,24 @@ ${stat('graceful rotations', r.rotations.graceful)}
 ${stat('forceful fallbacks (in-window, surge-less)', r.rotations.forcefulFallback)}
 ${stat('failed surge attempts', r.rotations.failedAttempts)}
 ${stat('forceful expirations (Karpenter reached the deadline)', r.forcefulExpirations)}
-${stat('rotation starts outside a window', r.startsOutsideWindow)}
+${
+  r.freezes.length > 0
+    ? `${stat('… of them inside a freeze', r.forcefulExpirationsInFreeze)}
+`
+    : ''
+}${stat('rotation starts outside a window', r.startsOutsideWindow)}
 ${stat('most rotations in flight at once', r.maxConcurrentRotations)}
 </table>
 <h2>The policy's figures</h2>
 <p>As <code>noderotation explain</code> derives them for this NodePool, under the names of its columns.</p>
 ${figuresTable(r.figures)}
 <h2>Per day</h2>
-${legend([...DAY_LEGEND, [COLORS.after, 'nodes at risk', 'line']])}
+${legend([...DAY_LEGEND, ...freezeLegend(r.freezes), [COLORS.after, 'nodes at risk', 'line']])}
 <p>Each column is one calendar day in ${esc(axis.zone.name)}, midnight to midnight (the first and the last cut at
 the run's start and end); the line under the bars is the nodes at risk at the day's start: alive, not yet being
 rotated, with their deadline before their next window.${removing(series.removingAtEnd)}</p>
 ${chart}
-${rowsSection(axis, lives, r.timeline.length, r.windows)}`;
+${rowsSection(axis, lives, r.timeline.length, r.windows, undefined, r.freezes)}`;
   return page(`noderotation simulation: ${r.scenario}`, body);
 }
 
@@ -502,12 +535,13 @@ function rowsSection(
   total: number,
   windows: readonly Span[],
   heading = '<h2>Node by node</h2>',
+  freezes: readonly Span[] = [],
 ): string {
   if (lives.length === 0) return '';
   return `${heading}
-${legend(rowLegend(lives))}
+${legend([...rowLegend(lives), ...freezeLegend(freezes)])}
 <p>${esc(sampleNote(lives.length, total))}</p>
-${nodeRows(axis, lives, windows)}`;
+${nodeRows(axis, lives, windows, freezes)}`;
 }
 
 export interface WhatIfHtmlOptions extends HtmlOptions {

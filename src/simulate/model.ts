@@ -7,7 +7,8 @@ import type { Node } from '../kube/types.js';
 import { A, rfc3339 } from '../engine/annotations.js';
 import { apply } from '../engine/apply.js';
 import { deadlineOf } from '../engine/candidates.js';
-import { scheduledFreezeAt } from '../engine/freezes.js';
+import { scheduledFreezeAt, scheduledFreezes } from '../engine/freezes.js';
+import type { Interval } from '../schedule/windows.js';
 import { policyParams, type PolicyParams } from '../derivation/params.js';
 import { decide } from '../engine/decide.js';
 import type { Snapshot } from '../engine/types.js';
@@ -138,6 +139,7 @@ export class SimModel {
       maxConcurrentRotations: 0,
       figures: NULL_FIGURES,
       windows: [],
+      freezes: [],
       timezones: [],
       timeline: [],
     };
@@ -230,6 +232,17 @@ export class SimModel {
 
   /** Whether instant t lies inside one of the policy's scheduled freezes (one the engine could not read: no). */
   inFreeze(t: number): boolean {
+    const p = this.policyParams();
+    return p !== null && scheduledFreezeAt(p, t) !== null;
+  }
+
+  /** The policy's scheduled freezes overlapping [from, to), merged. */
+  freezesBetween(from: number, to: number): Interval[] {
+    const p = this.policyParams();
+    return p === null ? [] : scheduledFreezes(p).filter((f) => f.end > from && f.start < to);
+  }
+
+  private policyParams(): PolicyParams | null {
     if (this.params === undefined) {
       try {
         this.params = policyParams(this.policy.spec);
@@ -237,7 +250,7 @@ export class SimModel {
         this.params = null;
       }
     }
-    return this.params !== null && scheduledFreezeAt(this.params, t) !== null;
+    return this.params;
   }
 
   private params: PolicyParams | null | undefined;

@@ -43,6 +43,8 @@ export interface SimulationResult {
   maxConcurrentRotations: number;
   figures: Figures;
   windows: { start: string; end: string }[];
+  /** The policy's scheduled freezes that overlap the run, merged. */
+  freezes: { start: string; end: string }[];
   /** The zones of the policy's maintenance windows, each once, sorted (the HTML report's time axis). */
   timezones: string[];
   timeline: NodeLife[];
@@ -95,6 +97,10 @@ export function simulate(scenario: Scenario, options: SimulateOptions = {}): Sim
 function finish(m: SimModel): SimulationResult {
   const { result, config } = m;
   result.windows = occurrences(m.policy.spec.maintenanceWindows, config.start, config.end).map((iv: Interval) => ({
+    start: rfc3339(iv.start),
+    end: rfc3339(iv.end),
+  }));
+  result.freezes = m.freezesBetween(config.start, config.end).map((iv) => ({
     start: rfc3339(iv.start),
     end: rfc3339(iv.end),
   }));
