@@ -264,6 +264,39 @@ const ROWS: { title: string; panels: Panel[] }[] = [
     ],
   },
   {
+    title: 'Forecast (docs/api.md, Forecast)',
+    panels: [
+      gauge(
+        'NodeClaims at risk',
+        'NodeClaims with no planned start that finishes before they are due: Karpenter will force-expire them ' +
+          '(noderotation_nodepool_claims_at_risk).',
+        'noderotation_nodepool_claims_at_risk',
+        'timeseries',
+      ),
+      gauge(
+        'Smallest forecast margin',
+        'Due instant − planned start − t_rot of the tightest planned NodeClaim; negative: it may not finish in ' +
+          'time (noderotation_nodepool_min_forecast_margin_seconds).',
+        'noderotation_nodepool_min_forecast_margin_seconds',
+        'timeseries',
+        's',
+      ),
+      {
+        title: 'NodeClaims forced within a day, a week',
+        description:
+          'NodeClaims whose forced expiry (creation + expireAfter) is at most 1 day and 7 days away, as of the ' +
+          "pool's latest pass (noderotation_nodeclaim_time_until_forced_expiry_seconds).",
+        targets: [86400, 604800].map((le) => ({
+          expr:
+            'max by (nodepool) ' +
+            `(noderotation_nodeclaim_time_until_forced_expiry_seconds_bucket${sel(`,le="${le}"`)})`,
+          legend: `{{nodepool}} ≤ ${le === 86400 ? '1 day' : '7 days'}`,
+        })),
+        type: 'timeseries',
+      },
+    ],
+  },
+  {
     title: 'Derived figures (design §3.2)',
     panels: [
       gauge(

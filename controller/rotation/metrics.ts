@@ -57,11 +57,12 @@ export class RotationMetrics {
   readonly retryCount = this.pool('noderotation_retry_count', 'Highest retry-count of a NodeClaim in the NodePool.');
   readonly minForecastMargin = this.pool(
     'noderotation_nodepool_min_forecast_margin_seconds',
-    'The smallest forecast margin (deadline - planned start - t_rot) among the planned NodeClaims.',
+    'The smallest forecast margin (due - planned start - t_rot; due: the deadline, or under preFreezeRotation ' +
+      'the start of the freeze it falls inside) among the planned NodeClaims.',
   );
   readonly claimsAtRisk = this.pool(
     'noderotation_nodepool_claims_at_risk',
-    'NodeClaims with no start in their turn before their deadline that leaves t_rot.',
+    'NodeClaims with no start in their turn that leaves t_rot before they are due.',
   );
   /** The pool's claims by time to their forced expiry, as of its latest pass (reset each pass, no claim labels). */
   readonly timeUntilForcedExpiry = new Histogram({
