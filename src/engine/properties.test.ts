@@ -37,8 +37,13 @@ describe('engine properties over random snapshots', () => {
         expect(inFlight.length).toBeLessThanOrEqual(1);
         if (inFlight[0]) expect(inFlight[0].metadata.name).toBe(anchor);
 
-        // No start outside the window.
+        // No start outside the window, nor inside a freeze (the annotation's, or the policy's scheduled one).
         if (!before && anchor) expect(inWindow(WINDOWS, now)).toBe(true);
+        if (!before && anchor && sc.scheduled) {
+          const start = now + sc.scheduled.startMinutes * 60_000;
+          expect(now >= start && now < start + sc.scheduled.hours * 3_600_000).toBe(false);
+        }
+        if (!before && anchor && sc.freezeMinutes !== undefined) expect(sc.freezeMinutes <= 0).toBe(true);
 
         // An operator's do-not-disrupt or cordon is never touched.
         for (const n of s.nodes) {

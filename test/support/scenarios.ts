@@ -45,6 +45,15 @@ export const scenarioArb = fc.record({
   fallback: fc.boolean(),
   lastRotationMinutesAgo: fc.option(fc.integer({ min: 0, max: 60 }), { nil: undefined }),
   freezeMinutes: fc.option(fc.integer({ min: -30, max: 120 }), { nil: undefined }),
+  /** A scheduled freeze of the policy (minutes from now, hours long), with or without rotation ahead of it. */
+  scheduled: fc.option(
+    fc.record({
+      startMinutes: fc.integer({ min: -120, max: 4 * 24 * 60 }),
+      hours: fc.integer({ min: 1, max: 120 }),
+      preFreezeRotation: fc.boolean(),
+    }),
+    { nil: undefined },
+  ),
 });
 
 export type Scenario = typeof scenarioArb extends fc.Arbitrary<infer T> ? T : never;
@@ -131,7 +140,23 @@ export function build(sc: Scenario): { s: Snapshot; now: number } {
   for (const p of parts)
     if (p.node) pods.push(workload(`w-${p.claim.metadata.name}`, p.node.metadata.name, { cpu: '500m' }));
   const s = snapshot({
-    policies: [policy({ maintenanceWindows: WINDOWS, surge: { forcefulFallback: { enabled: sc.fallback } } })],
+    policies: [
+      policy({
+        maintenanceWindows: WINDOWS,
+        surge: { forcefulFallback: { enabled: sc.fallback } },
+        ...(sc.scheduled
+          ? {
+              freezes: [
+                {
+                  start: iso(now + sc.scheduled.startMinutes * 60_000),
+                  end: iso(now + sc.scheduled.startMinutes * 60_000 + sc.scheduled.hours * HOUR),
+                },
+              ],
+              preFreezeRotation: { enabled: sc.scheduled.preFreezeRotation },
+            }
+          : {}),
+      }),
+    ],
     pool: nodePool(poolAnn),
     claims: [...parts, ...extraClaims],
     pods,
