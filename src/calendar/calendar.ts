@@ -196,12 +196,13 @@ export function buildCalendar(model: CalendarModel): string {
     }
   }
 
+  // Windows by UID, each rule before its overrides; the other events by start, then UID.
   events.sort(
     (a, b) =>
       a.section - b.section ||
-      cmp(a.uid, b.uid) ||
-      (a.recurrence === '' ? -1 : 0) - (b.recurrence === '' ? -1 : 0) ||
-      a.start - b.start,
+      (a.section === 0 ? cmp(a.uid, b.uid) || cmp(a.recurrence, b.recurrence) : 0) ||
+      a.start - b.start ||
+      cmp(a.uid, b.uid),
   );
   const timezones = [...zones].sort(cmp).flatMap((z) => vtimezone(z, from - DAY_MS, until + 2 * DAY_MS));
   return serialize([
