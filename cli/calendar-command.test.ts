@@ -10,6 +10,7 @@ import { buildCalendar } from '../src/calendar/calendar.js';
 import { calendarModel } from '../src/calendar/world.js';
 import { claim, DAY, nodePool, policy } from '../test/support/fixtures.js';
 import { cli } from '../test/support/cli-harness.js';
+import { docBlocks } from '../test/support/docs.js';
 
 const NOW = Date.parse('2027-01-04T00:00:00Z');
 const dir = mkdtempSync(join(tmpdir(), 'nr-calendar-'));
@@ -120,5 +121,17 @@ describe('noderotation calendar', () => {
     const r = await cli(['calendar', '--kubeconfig', '/nonexistent/kubeconfig']);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/^noderotation calendar: --from-cluster: .*\/nonexistent\/kubeconfig/);
+  });
+
+  it('the offline examples of docs/calendar.md and the README run as written', async () => {
+    const lines = [...docBlocks('docs/calendar.md', '# The calendar'), ...docBlocks('README.md', '## Using it')]
+      .flatMap((b) => b.split('\n'))
+      .map((l) => l.replace(/\s*>.*$/, '').trim())
+      .filter((l) => l.startsWith('npx noderotation calendar') && !l.includes('--from-cluster'));
+    expect(lines.length).toBe(2);
+    for (const line of lines) {
+      const r = await cli(line.split(/\s+/).slice(2));
+      expect([line, r.code, r.out.slice(0, 17)]).toEqual([line, 0, 'BEGIN:VCALENDAR\r\n']);
+    }
   });
 });
