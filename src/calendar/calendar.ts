@@ -6,11 +6,11 @@
 // Windows (decision): each entry is one VEVENT whose DTSTART and DTEND are wall times with the entry's TZID and
 // whose RRULE names its days, so a calendar shows it in its own zone. An occurrence a parser cannot derive from
 // the rule alone is given as an override (RECURRENCE-ID) with its instants in UTC:
-//  - an opening wall time that a spring-forward transition skips or a fall-back one repeats (RFC 5545 §3.3.5
-//    settles both, but parsers differ: ical.js reads a skipped time with the offset after the gap);
-//  - an occurrence whose length differs from the rule's, which is exact (§3.8.5.3: DTEND gives every member the
-//    same exact duration), while the window closes at a wall time: 22:00–04:00 lasts 5 h on a spring-forward
-//    night.
+//  - an opening wall time that a spring-forward transition skips or a fall-back one repeats (RFC 5545 section
+//    3.3.5 settles both, but parsers differ: ical.js reads a skipped time with the offset after the gap);
+//  - an occurrence whose length differs from the rule's, which is exact (RFC 5545 section 3.8.5.3: DTEND gives
+//    every member the same exact duration), while the window closes at a wall time: 22:00–04:00 lasts 5 h on a
+//    spring-forward night.
 // The rule ends (UNTIL) with the span the VTIMEZONEs cover (vtimezone.ts), so no instant in the calendar rests on
 // an offset it does not state; a subscription is fetched again long before then.
 import type { MaintenanceWindow } from '../generated/api-types.js';

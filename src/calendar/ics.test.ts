@@ -3,7 +3,7 @@ import ICAL from 'ical.js';
 import { describe, expect, it } from 'vitest';
 import { escapeText, fold, localTime, serialize, utcOffset, utcTime } from './ics.js';
 
-describe('escapeText (RFC 5545 §3.3.11)', () => {
+describe('escapeText (RFC 5545 section 3.3.11)', () => {
   it.each([
     { reason: 'plain text is kept', text: 'Freeze: release', expected: 'Freeze: release', parsed: 'Freeze: release' },
     {
@@ -45,7 +45,7 @@ describe('escapeText (RFC 5545 §3.3.11)', () => {
   });
 });
 
-describe('fold (RFC 5545 §3.1)', () => {
+describe('fold (RFC 5545 section 3.1)', () => {
   it.each([
     { reason: 'a line of 75 octets stays whole', line: 'X'.repeat(75), lines: 1 },
     { reason: 'a line of 76 octets is folded once', line: 'X'.repeat(76), lines: 2 },

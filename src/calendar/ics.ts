@@ -1,11 +1,12 @@
 // The RFC 5545 text form, written here rather than by a library (decision, docs/calendar.md): the calendar uses
 // a handful of properties, and what a serializer must get exactly right is small — content lines folded at 75
-// octets without splitting a UTF-8 character (§3.1), TEXT escaped (§3.3.11), CRLF line ends, DATE-TIME in UTC
-// or as a local time with a TZID (§3.3.5). Pure and deterministic: the same lines give the same bytes.
+// octets without splitting a UTF-8 character (RFC 5545 section 3.1), TEXT escaped (3.3.11), CRLF line ends,
+// DATE-TIME in UTC or as a local time with a TZID (3.3.5). Pure and deterministic: the same lines give the same
+// bytes. The section numbers below are RFC 5545's.
 
 const FOLD_OCTETS = 75;
 
-/** A TEXT value (§3.3.11): backslash, semicolon and comma escaped, line breaks as \n, other controls dropped. */
+/** A TEXT value (section 3.3.11): backslash, semicolon and comma escaped, line breaks as \n, other controls dropped. */
 export function escapeText(value: string): string {
   return value
     .replace(/\r\n?/g, '\n')
@@ -15,7 +16,7 @@ export function escapeText(value: string): string {
 }
 
 /**
- * One content line folded (§3.1): no line longer than 75 octets, each continuation starting with one space,
+ * One content line folded (section 3.1): no line longer than 75 octets, each continuation starting with one space,
  * and never inside a UTF-8 sequence (characters are kept whole).
  */
 export function fold(line: string): string {
@@ -51,14 +52,14 @@ function dateTime(d: Date): string {
   );
 }
 
-/** An instant as a UTC DATE-TIME (§3.3.5 form 2), whole seconds (a fraction is rounded up, as the forecast's JSON). */
+/** An instant as a UTC DATE-TIME (section 3.3.5, form 2), whole seconds (a fraction rounds up, as in the forecast). */
 export const utcTime = (ms: number): string => `${dateTime(new Date(Math.ceil(ms / 1000) * 1000))}Z`;
 
-/** A wall-clock time as a local DATE-TIME (§3.3.5 form 3, used with TZID): year, month (1-based), day, minute. */
+/** A wall-clock time as a local DATE-TIME (section 3.3.5, form 3, with a TZID): year, month (1-based), day, minute. */
 export const localTime = (year: number, month: number, day: number, minuteOfDay: number): string =>
   dateTime(new Date(Date.UTC(year, month - 1, day, 0, minuteOfDay)));
 
-/** A UTC offset (§3.3.14) from minutes: +0100, -0430. */
+/** A UTC offset (section 3.3.14) from minutes: +0100, -0430. */
 export function utcOffset(minutes: number): string {
   const sign = minutes < 0 ? '-' : '+';
   const m = Math.abs(minutes);

@@ -1,4 +1,4 @@
-// VTIMEZONE components (RFC 5545 §3.6.5) from the tz data the project already computes with (zone.ts, through
+// VTIMEZONE components (RFC 5545 section 3.6.5) from the tz data the project already computes with (zone.ts, through
 // Intl), not from a packaged copy of the tz database: the offsets a parser applies are then the very offsets the
 // windows were computed with. Each component lists the zone's transitions over the calendar's span, one
 // STANDARD or DAYLIGHT observance per transition (an explicit DTSTART, no RRULE), which any parser can apply
@@ -51,7 +51,7 @@ export function vtimezone(zone: string, from: number, to: number): string[] {
   const standard = Math.min(initial, ...changes.map((c) => c.to));
   const observance = (at: number, fromOffset: number, toOffset: number): string[] => {
     const kind = toOffset > standard ? 'DAYLIGHT' : 'STANDARD';
-    // DTSTART is the onset as clocks read it before the change (§3.6.5).
+    // DTSTART is the onset as clocks read it before the change (RFC 5545 section 3.6.5).
     const wall = new Date(at + fromOffset * 60_000);
     const minute = wall.getUTCHours() * 60 + wall.getUTCMinutes();
     return [
