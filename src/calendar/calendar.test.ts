@@ -92,6 +92,8 @@ describe('windows: recurring events in their own zone, read back at the projectâ
     window: MaintenanceWindow;
     /** Occurrences given as overrides in UTC over the year (the DST nights), exactly. */
     overrides: number;
+    /** Occurrences before the rule's first, as events of their own (0 when unset). */
+    own?: number;
     /** Some occurrences spelled out, as the project and the parser must both have them. */
     spot: string[];
   }[] = [
@@ -125,6 +127,14 @@ describe('windows: recurring events in their own zone, read back at the projectâ
       window: { timezone: 'Europe/Berlin', days: ['Sat'], start: '22:00', end: '03:00' },
       overrides: 2,
       spot: ['2027-10-30T20:00:00Z/2027-10-31T02:00:00Z', '2027-11-06T21:00:00Z/2027-11-07T02:00:00Z'],
+    },
+    {
+      reason: 'Berlin, Saturday 22:00â€“02:30: the first occurrence in the span closes in the repeated hour',
+      now: '2027-11-06T00:00:00Z',
+      window: { timezone: 'Europe/Berlin', days: ['Sat'], start: '22:00', end: '02:30' },
+      overrides: 2,
+      own: 1,
+      spot: ['2027-10-30T20:00:00Z/2027-10-31T00:30:00Z', '2027-11-06T21:00:00Z/2027-11-07T01:30:00Z'],
     },
     {
       reason: 'New York, Sat and Sun 22:00â€“04:00: the nights into the second Sunday of March and first of November',
@@ -185,23 +195,24 @@ describe('windows: recurring events in their own zone, read back at the projectâ
     },
   ];
 
-  it.each(cases)('$reason', ({ now: nowText, window, overrides, spot }) => {
+  it.each(cases)('$reason', ({ now: nowText, window, overrides, own = 0, spot }) => {
     const now = Date.parse(nowText);
     const read = readBack(calendarOf([window], now));
     const windows = read.filter((r) => r.categories.includes('maintenance-window'));
-    expect(windows.map((w) => [w.uid, w.zone])).toEqual([['window.general.0@noderotation.io', window.timezone]]);
-    const w = windows[0] as Read;
-    expect(w.overrides).toBe(overrides);
-    // The project's openings over the calendar's span: from a week back to a year ahead.
+    const rule = windows.find((r) => r.uid === 'window.general.0@noderotation.io') as Read;
+    expect([rule.zone, rule.overrides]).toEqual([window.timezone, overrides]);
+    // Before the rule's first occurrence, an occurrence it cannot give is an event of its own, in UTC.
+    const others = windows.filter((r) => r !== rule);
+    expect(others.map((r) => [r.zone, r.instants.length])).toEqual(others.map(() => [null, 1]));
+    expect(others.length).toBe(own);
+    // The project's openings over the calendar's span, from a week back to a year ahead: every one, once.
     const from = now - PAST_DAYS * DAY;
     const until = now + SPAN_DAYS * DAY;
     const expected = occurrences([window], from, until).filter((o) => o.start >= from && o.start <= until);
     expect(expected.length).toBeGreaterThan(50);
-    // The parser's occurrences from the first one the project has (the rule starts at its first plain one).
-    const first = w.instants[0]?.start ?? NaN;
-    expect(isoPairs(w.instants)).toEqual(isoPairs(expected.filter((o) => o.start >= first)));
-    expect(expected.filter((o) => o.start < first).length).toBe(0);
-    for (const s of spot) expect(isoPairs(w.instants)).toContain(s);
+    const all = windows.flatMap((r) => r.instants).sort((a, b) => a.start - b.start);
+    expect(isoPairs(all)).toEqual(isoPairs(expected));
+    for (const s of spot) expect(isoPairs(all)).toContain(s);
   });
 
   it("the week across the year's end reads back as eight openings, Dec 28 to Jan 4, none lost or doubled", () => {

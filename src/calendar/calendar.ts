@@ -224,12 +224,18 @@ const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 const ceilSecond = (ms: number): number => Math.ceil(ms / 1000) * 1000;
 
 /**
- * Whether a parser derives this occurrence from the rule alone: its opening wall time is one instant (not
- * skipped, not repeated) and it lasts as long as the rule's first occurrence.
+ * Whether a parser derives this occurrence from the rule alone: its opening and closing wall times are each one
+ * instant (not skipped, not repeated: the rule's first occurrence gives its DTEND as a wall time too) and it
+ * lasts the rule's length.
  */
-function plain(w: MaintenanceWindow, o: EntryOccurrence, startMin: number, length: number): boolean {
+function plain(w: MaintenanceWindow, o: EntryOccurrence, minutes: { startMin: number; endMin: number }): boolean {
   const [y, mo, d] = o.date;
-  return wallInstants(w.timezone, y, mo, d, startMin).valid.length === 1 && o.end - o.start === length;
+  const unique = (min: number): boolean => wallInstants(w.timezone, y, mo, d, min).valid.length === 1;
+  return (
+    unique(minutes.startMin) &&
+    unique(minutes.endMin) &&
+    o.end - o.start === (minutes.endMin - minutes.startMin) * 60_000
+  );
 }
 
 /** The events of one window entry: its recurring event with overrides, and plain events before the rule starts. */
@@ -239,9 +245,9 @@ function windowEvents(
 ): Event[] {
   const { startMin, endMin } = entryMinutes(w);
   const all = entryOccurrences(w, c.from, c.until).filter((o) => o.start >= c.from && o.start <= c.until);
-  // The rule's length: the wall-clock length, which every occurrence away from a transition has.
-  const length = (endMin - startMin) * 60_000;
-  const firstPlain = all.findIndex((o) => plain(w, o, startMin, length));
+  // The rule's length is the wall-clock length, which every occurrence away from a transition has.
+  const isPlain = (o: EntryOccurrence): boolean => plain(w, o, { startMin, endMin });
+  const firstPlain = all.findIndex(isPlain);
   if (firstPlain < 0) return [];
   const first = all[firstPlain] as EntryOccurrence;
   const id = uid('window', c.policy, String(c.index));
@@ -266,7 +272,7 @@ function windowEvents(
     ]),
   ];
   all.forEach((o, k) => {
-    if (k === firstPlain || (k > firstPlain && plain(w, o, startMin, length))) return;
+    if (k === firstPlain || (k > firstPlain && isPlain(o))) return;
     const [oy, omo, od] = o.date;
     const opens = localTime(oy, omo, od, startMin);
     // Before the rule's first occurrence: an event of its own; after it, an override of the rule's occurrence.
