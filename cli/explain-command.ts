@@ -1,11 +1,11 @@
 // `noderotation explain` and `noderotation validate`: the same checks, for a person and for CI.
 import { explain, reportJson } from '../src/explain/explain.js';
 import { renderLegend, renderTable } from '../src/explain/table.js';
-import { commandInputs, inputProblems, reportInvalid } from './inputs.js';
+import { commandInputs, inputProblems, reportInvalid, reportPlanErrors, requirePoolsAndPolicies } from './inputs.js';
 import { oneOf, parseNow } from './flags.js';
 import { OUTPUTS } from './formats.js';
 import { structured } from './output.js';
-import { EXIT_FATAL, EXIT_INVALID, EXIT_OK, wantsColour, type Io } from './process.js';
+import { EXIT_FATAL, EXIT_OK, wantsColour, type Io } from './process.js';
 import { severityLabel } from '../src/util/severity-label.js';
 import type { ClusterOptions, FileOptions } from './program.js';
 import { count } from '../src/util/plural.js';
@@ -27,23 +27,10 @@ export async function runExplain(values: ExplainOptions, io: Io, mode: 'explain'
   const now = parseNow(values.now, io.now);
   const inputs = await commandInputs(values, io);
   const problems = inputProblems(inputs);
-  if (problems.lines.length === 0 && inputs.nodePools.length === 0) {
-    problems.lines.push('no NodePools (karpenter.sh/v1) in the input: pass the NodePools the policies are for with -f');
-  }
-  if (problems.lines.length === 0 && inputs.policies.length === 0 && inputs.plans.length === 0) {
-    problems.lines.push(
-      'no RotationPolicy or MaintenancePlan (noderotation.io/v1alpha1) in the input: pass at least one with -f',
-    );
-  }
+  requirePoolsAndPolicies(inputs, problems);
   if (problems.lines.length > 0) return reportInvalid(io, problems);
   const result = explain(inputs, now);
-  if (result.planErrors.length > 0) {
-    const lines = result.planErrors.map(
-      (e) => `  MaintenancePlan ${e.plan}, NodePool ${e.nodePool}: ${e.path}: found ${e.found}; allowed: ${e.allowed}`,
-    );
-    io.stderr.write(`invalid input: the merged settings are not a valid RotationPolicy:\n${lines.join('\n')}\n`);
-    return EXIT_INVALID;
-  }
+  if (result.planErrors.length > 0) return reportPlanErrors(io, result.planErrors);
   for (const f of result.inputFindings)
     io.stderr.write(
       `${severityLabel(f.severity, { colour: errColour })} ${f.reason}: ${f.object}: ${f.field}: ${f.message}\n`,

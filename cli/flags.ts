@@ -1,4 +1,6 @@
 // Checks of flag values the commands share: -o narrowed to a command's formats, and --now.
+import { truncate } from '../src/util/describe.js';
+import { parseDuration } from '../src/util/duration.js';
 import { UsageError } from './io.js';
 
 /** One of the allowed values of an enumerated flag (-o), or a UsageError naming them. */
@@ -39,4 +41,23 @@ export function parseNow(value: string | undefined, realNow: () => number): numb
   if (problem !== null)
     throw new UsageError(`--now ${value.slice(0, 40)}: ${problem}; expected a time such as 2027-01-04T00:00:00Z`);
   return Date.parse(value);
+}
+
+/**
+ * A length of time given to a flag (simulate's --duration, calendar's --horizon), in seconds: whole days (60d)
+ * or a Go duration (1440h, 90m), positive and at most `maxDays`.
+ */
+export function parseSpan(flag: string, text: string, maxDays: number, examples: string): number {
+  const days = /^(\d{1,4})d$/.exec(text);
+  let seconds: number | null = null;
+  try {
+    seconds = days ? Number(days[1]) * 86400 : parseDuration(text);
+  } catch {
+    seconds = null;
+  }
+  if (seconds === null || seconds <= 0 || seconds > maxDays * 86400)
+    throw new UsageError(
+      `${flag} ${truncate(text, 40)}: expected a positive duration of at most ${maxDays}d (e.g. ${examples})`,
+    );
+  return seconds;
 }

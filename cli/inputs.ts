@@ -8,6 +8,7 @@ import {
   YAML_LIMITS,
   type Inputs,
 } from '../src/api/documents.js';
+import type { ExpansionError } from '../src/plan/expand.js';
 import { clusterConfig, nameOf, readCluster, type ClusterObjects } from './cluster.js';
 import { MAX_NOTES, readInputs, type InputFile } from './io.js';
 import type { ClusterOptions, FileOptions } from './program.js';
@@ -70,6 +71,25 @@ export function inputProblems(inputs: Inputs): Problems {
   const all = [...inputs.errors, ...duplicateErrors(inputs)];
   const kept = all.slice(0, YAML_LIMITS.errors);
   return { lines: kept.map(formatInputError), omitted: inputs.omittedErrors + all.length - kept.length };
+}
+
+/** explain's and calendar's input: NodePools, and a RotationPolicy or MaintenancePlan for them (else a problem). */
+export function requirePoolsAndPolicies(inputs: Inputs, problems: Problems): void {
+  if (problems.lines.length === 0 && inputs.nodePools.length === 0)
+    problems.lines.push('no NodePools (karpenter.sh/v1) in the input: pass the NodePools the policies are for with -f');
+  if (problems.lines.length === 0 && inputs.policies.length === 0 && inputs.plans.length === 0)
+    problems.lines.push(
+      'no RotationPolicy or MaintenancePlan (noderotation.io/v1alpha1) in the input: pass at least one with -f',
+    );
+}
+
+/** A MaintenancePlan whose merged settings are not a valid RotationPolicy: each problem, and exit 2. */
+export function reportPlanErrors(io: Io, errors: readonly (ExpansionError & { plan: string })[]): number {
+  const lines = errors.map(
+    (e) => `  MaintenancePlan ${e.plan}, NodePool ${e.nodePool}: ${e.path}: found ${e.found}; allowed: ${e.allowed}`,
+  );
+  io.stderr.write(`invalid input: the merged settings are not a valid RotationPolicy:\n${lines.join('\n')}\n`);
+  return EXIT_INVALID;
 }
 
 /** Prints the problems under "invalid input:" (with the count of those not shown) and returns exit 2. */

@@ -59,6 +59,9 @@ const EXIT_HELP = `
 Exit status: 0 no fatal finding, 1 a fatal finding (simulate: what --fail-on names happened), 2 invalid input
 or usage, 3 an internal error (a bug).`;
 
+const CALENDAR_EXIT_HELP = `
+Exit status: 0 the calendar was written, 2 invalid input or usage, 3 an internal error (a bug).`;
+
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
 function fileFlags(cmd: Command, recursive = true): Command {
@@ -110,7 +113,7 @@ function refuseRepeats(cmd: Command, path: string): void {
 }
 
 /** The flags that may be given several times (their values collect). */
-const REPEATABLE = new Set(['filename', 'failOn']);
+const REPEATABLE = new Set(['filename', 'failOn', 'nodepool']);
 
 /** A repeatable flag with a fixed set of values: each checked, all kept. */
 function repeatableChoice(flags: string, description: string, choices: readonly string[]): Option {
@@ -203,6 +206,25 @@ export function buildProgram(rt: ProgramRuntime, done: (code: number) => void): 
     .option('-w, --watch', 'refresh every 5 s until interrupted')
     .option('--timezone <zone>', 'the zone times are shown in (default: $TZ, else the system zone)');
 
+  const calendar = command(
+    'calendar',
+    'An iCalendar (RFC 5545) of the maintenance windows, the freezes and the forecast rotations, to subscribe to.',
+    async (opts: CalendarOptionsOf) => (await import('./calendar-command.js')).runCalendar(opts, io),
+  );
+  clusterFlags(fileFlags(calendar));
+  nowFlag(calendar);
+  calendar
+    .option('--nodepool <name>', 'only this NodePool; repeatable (default: every governed NodePool)', collect)
+    .option('--horizon <duration>', 'how far ahead the forecast rotations go, e.g. 35d or 840h (default 35d)')
+    .addHelpText(
+      'after',
+      '\nWrites the calendar to standard output: each maintenance window as a weekly event in its own time zone ' +
+        '(a year\nahead), each freeze, and, when NodeClaims are given, each planned rotation and each NodeClaim at ' +
+        'risk at its\nforced deadline. The controller serves the same at /calendar.ics on its metrics port ' +
+        '(docs/calendar.md).\n' +
+        `${FILE_HELP}\n${CALENDAR_EXIT_HELP}\n`,
+    );
+
   const simulate = command(
     'simulate',
     'Run the rotation engine against a model of Karpenter over weeks of simulated time (docs/simulate.md).',
@@ -275,3 +297,4 @@ type ExplainOptionsOf = import('./explain-command.js').ExplainOptions;
 type RenderOptionsOf = import('./render-command.js').RenderOptions;
 type StatusOptionsOf = import('./status-command.js').StatusOptions;
 type SimulateOptionsOf = import('./simulate-command.js').SimulateOptions;
+type CalendarOptionsOf = import('./calendar-command.js').CalendarOptions;

@@ -8,8 +8,8 @@ import { DEFAULT_SAMPLE, renderHtml, renderWhatIfHtml } from '../src/simulate/ht
 import { scenarioSizeErrors, SimulationLimitError } from '../src/simulate/limits.js';
 import { configOf } from '../src/simulate/model.js';
 import { simulate, type SimulationResult } from '../src/simulate/simulate.js';
-import { formatDuration, parseDuration } from '../src/util/duration.js';
-import { oneOf, parseNow } from './flags.js';
+import { formatDuration } from '../src/util/duration.js';
+import { oneOf, parseNow, parseSpan } from './flags.js';
 import { OUTPUTS, type FailOn } from './formats.js';
 import { inputProblems, readCommandInputs, reportInvalid } from './inputs.js';
 import { structured } from './output.js';
@@ -175,27 +175,10 @@ export function parseSample(text: string | undefined): number {
   return n;
 }
 
-/** 60d, 1440h, 90m: simulate's --duration (Go durations, plus whole days, which Go's grammar lacks). */
-export function parseSimDuration(text: string): number {
-  const days = /^(\d{1,4})d$/.exec(text);
-  const seconds = days ? Number(days[1]) * 86400 : parseDurationOrNull(text);
-  if (seconds === null || seconds <= 0 || seconds > MAX_WHAT_IF_DAYS * 86400)
-    throw new UsageError(
-      `--duration ${truncate(text, 40)}: expected a positive duration of at most ${MAX_WHAT_IF_DAYS}d ` +
-        '(e.g. 60d, 1440h)',
-    );
-  return seconds;
-}
+/** 60d, 1440h, 90m: simulate's --duration (flags.ts: parseSpan). */
+export const parseSimDuration = (text: string): number => parseSpan('--duration', text, MAX_WHAT_IF_DAYS, '60d, 1440h');
 
 const MAX_WHAT_IF_DAYS = 730;
-
-function parseDurationOrNull(text: string): number | null {
-  try {
-    return parseDuration(text);
-  } catch {
-    return null;
-  }
-}
 
 /** simulate --from-cluster [-f changed…]: the live fleet before and after the changes, side by side. */
 async function runWhatIf(values: SimulateOptions, io: Io): Promise<number> {

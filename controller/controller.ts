@@ -11,6 +11,7 @@ import type { ReflectorHealth } from '../runtime/kube/reflector.js';
 import type { Clock } from '../runtime/queue/clock.js';
 import { WorkQueue } from '../runtime/queue/work-queue.js';
 import { Caches } from './caches.js';
+import { cachedCalendar } from './calendar.js';
 import { LostRace } from './execute/executor.js';
 import { errorText, type Logger } from './log.js';
 import type { ControllerMetrics } from './metrics.js';
@@ -101,6 +102,11 @@ export class Controller {
 
   health(): ReflectorHealth[] {
     return this.caches.health();
+  }
+
+  /** The calendar (GET /calendar.ics) from the caches as they are; null until every cache has synced. */
+  calendar(now: number): string | null {
+    return this.health().every((h) => h.synced) ? cachedCalendar(this.caches, now) : null;
   }
 
   /**

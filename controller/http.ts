@@ -1,6 +1,6 @@
 // The controller's two HTTP endpoints, as controller-runtime serves them: /metrics on the metrics address and
 // /healthz + /readyz on the health-probe address. Ready means every watch cache has synced (a replica that is
-// not the leader is ready too: it is a warm standby).
+// not the leader is ready too: it is a warm standby). The metrics address also serves /calendar.ics (calendar.ts).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describeValue } from '../src/util/describe.js';
@@ -39,9 +39,29 @@ export async function listen(
   return { server, port: (server.address() as AddressInfo).port };
 }
 
-export function metricsHandler(metrics: { text(): Promise<string> }): http.RequestListener {
+/**
+ * The metrics port: /metrics, and /calendar.ics when a calendar is given (null from it: the caches have not
+ * synced yet, 503). A query string is ignored.
+ */
+export function metricsHandler(
+  metrics: { text(): Promise<string> },
+  calendar?: () => string | null,
+): http.RequestListener {
   return (req, res) => {
-    if (req.url !== '/metrics') {
+    const path = (req.url ?? '').split('?')[0];
+    if (path === '/calendar.ics' && calendar) {
+      let body: string | null;
+      try {
+        body = calendar();
+      } catch (err) {
+        res.writeHead(500).end(`${String(err)}\n`);
+        return;
+      }
+      if (body === null) res.writeHead(503, { 'Content-Type': 'text/plain' }).end('the caches have not synced yet\n');
+      else res.writeHead(200, { 'Content-Type': 'text/calendar; charset=utf-8' }).end(body);
+      return;
+    }
+    if (path !== '/metrics') {
       res.writeHead(404).end('not found\n');
       return;
     }

@@ -62,7 +62,10 @@ export async function runController(flags: ControllerFlags, io: ControllerIo): P
 
   const servers: http.Server[] = [];
   try {
-    if (flags.metrics) servers.push((await listen(flags.metrics, metricsHandler(metrics))).server);
+    if (flags.metrics) {
+      const calendar = (): string | null => replicaOfProcess.controller.calendar(realClock.now());
+      servers.push((await listen(flags.metrics, metricsHandler(metrics, calendar))).server);
+    }
     if (flags.health) {
       const probe = {
         healthy: () => ({ ok: true, detail: 'ok' }),

@@ -6,9 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { A } from '../../src/engine/annotations.js';
 import type { PassResult } from '../../runtime/queue/work-queue.js';
 import { ManualClock } from '../../runtime/queue/clock.js';
-import type { KubeApi } from '../../runtime/kube/client.js';
-import { ApiServer, type Obj, type ServerWatch, type Write } from '../../test/sim/apiserver.js';
-import { directClient } from '../../test/sim/direct.js';
+import { ApiServer, type Obj, type Write } from '../../test/sim/apiserver.js';
+import { laggingClient } from '../../test/sim/direct.js';
 import { claim, IN_WINDOW, nodePool, NS, OLD, OUT_OF_WINDOW, policy, workload } from '../../test/support/fixtures.js';
 import { Caches } from '../caches.js';
 import { PATHS } from '../execute/executor.js';
@@ -22,30 +21,6 @@ import { LOST_RACE_RETRY_MS, OWN_WRITES_RECHECK_MS, RotationReconciler } from '.
 const PRIORITY_CLASS = 'noderotation-placeholder';
 const PLACEHOLDER = 'noderotation-surge-old';
 const PODS = PATHS.of('Pod', NS);
-
-/**
- * A KubeApi onto the apiserver whose watches deliver what happened only on `deliver()`: the caches lag. A
- * streaming list's initial events (up to its end bookmark) arrive at once, as the caches' first sync.
- */
-function laggingClient(server: ApiServer): { client: KubeApi; deliver: () => void } {
-  const streams: { w: ServerWatch; onEvent: (type: string, object: never) => void }[] = [];
-  const watch: KubeApi['watch'] = (path, query, onEvent, signal) => {
-    const w = server.watch(path, query);
-    const end = w.queue.findIndex(
-      (e) => (e.object as Obj).metadata.annotations?.['k8s.io/initial-events-end'] === 'true',
-    );
-    for (const e of w.queue.splice(0, end + 1)) onEvent(e.type, e.object);
-    streams.push({ w, onEvent });
-    return new Promise((resolve) =>
-      signal.addEventListener('abort', () => (server.closeWatch(w), resolve()), { once: true }),
-    );
-  };
-  const deliver = (): void => {
-    for (const s of streams)
-      for (const e of s.w.queue.splice(0)) if (e.type !== 'BOOKMARK') s.onEvent(e.type, e.object as never);
-  };
-  return { client: { ...directClient(server), watch, fenceUp: () => true }, deliver };
-}
 
 /** The cluster: the policy's pool `general`, claim `old` (due at IN_WINDOW) and its node, our PriorityClass. */
 async function setup(now: number, extra: { pods?: Obj[] } = {}) {

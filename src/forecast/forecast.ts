@@ -77,7 +77,8 @@ export function freezeIntervals(
   now: number,
 ): Interval[] {
   const { spans, unreadable } = readFreezes(annotation, { name: '', freezes: policyFreezes }, now);
-  return unreadable !== null ? [{ start: now, end: Infinity }] : spans.filter((f) => f.end > f.start);
+  if (unreadable !== null) return [{ start: now, end: Infinity }];
+  return spans.filter((f) => f.end > f.start).map(({ start, end }) => ({ start, end }));
 }
 
 /**

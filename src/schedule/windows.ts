@@ -29,13 +29,25 @@ function weekday(year: number, month: number, day: number): number {
   return d === 0 ? 7 : d;
 }
 
-/** One entry's occurrences that overlap [from, to). */
-function entryOccurrences(w: MaintenanceWindow, from: number, to: number): Interval[] {
+/** One occurrence of one entry, with the local date it opens on (its wall clock reads `start` of the entry then). */
+export interface EntryOccurrence extends Interval {
+  /** The local date the window opens on: year, month (1-based), day. */
+  date: [number, number, number];
+}
+
+/** The minutes of the day an entry opens and closes at; the close may exceed a day (a window crossing midnight). */
+export function entryMinutes(w: MaintenanceWindow): { startMin: number; endMin: number } {
   const startMin = minutes(w.start);
   let endMin = minutes(w.end);
   if (endMin <= startMin) endMin += 24 * 60; // crosses midnight (end == start: a full day)
+  return { startMin, endMin };
+}
+
+/** One entry's occurrences that overlap [from, to), in order, each with its local date. */
+export function entryOccurrences(w: MaintenanceWindow, from: number, to: number): EntryOccurrence[] {
+  const { startMin, endMin } = entryMinutes(w);
   const days = new Set(w.days.map((d) => DAYS.indexOf(d) + 1));
-  const out: Interval[] = [];
+  const out: EntryOccurrence[] = [];
   // Walk calendar dates with a margin: zone offsets are within ±14h and an occurrence lasts at most a day.
   const first = new Date(from - 2 * DAY_MS);
   const last = to + DAY_MS;
@@ -49,7 +61,7 @@ function entryOccurrences(w: MaintenanceWindow, from: number, to: number): Inter
     if (!days.has(weekday(y, mo, da))) continue;
     const start = wallToInstant(w.timezone, y, mo, da, startMin);
     const end = wallToInstant(w.timezone, y, mo, da, endMin);
-    if (end > start && end > from && start < to) out.push({ start, end });
+    if (end > start && end > from && start < to) out.push({ start, end, date: [y, mo, da] });
   }
   return out;
 }

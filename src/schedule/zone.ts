@@ -67,19 +67,35 @@ export const instantToWall = (zoneName: string, epochMs: number): Date =>
   new Date(epochMs + offsetMinutes(zoneName, epochMs) * 60_000);
 
 /**
- * The instant (epoch ms) at which clocks in `zoneName` read the given wall time. `month` is 1-based; day and
- * minute may overflow (Date.UTC normalises them), which is how "24:00" or "the next day" are expressed.
+ * Every instant at which clocks in `zoneName` read the given wall time (`month` 1-based; day and minute may
+ * overflow): one as a rule, none in a spring-forward gap, two in a fall-back overlap (earlier first). The naive
+ * instant (the wall time read as UTC) and the offsets around it come with it, for wallToInstant's gap rule.
  */
-export function wallToInstant(zoneName: string, year: number, month: number, day: number, minuteOfDay: number): number {
+export function wallInstants(
+  zoneName: string,
+  year: number,
+  month: number,
+  day: number,
+  minuteOfDay: number,
+): { valid: number[]; candidates: number[] } {
   const naive = Date.UTC(year, month - 1, day, 0, minuteOfDay);
   // Offsets in force around this wall time; transitions are never closer together than a day and a half.
-  const candidates = new Set<number>([
+  const offsets = new Set<number>([
     offsetMinutes(zoneName, naive - 36 * HOUR_MS),
     offsetMinutes(zoneName, naive),
     offsetMinutes(zoneName, naive + 36 * HOUR_MS),
   ]);
-  const instants = [...candidates].map((o) => naive - o * 60_000);
-  const valid = instants.filter((t) => naive - offsetMinutes(zoneName, t) * 60_000 === t);
+  const candidates = [...offsets].map((o) => naive - o * 60_000);
+  const valid = candidates.filter((t) => naive - offsetMinutes(zoneName, t) * 60_000 === t).sort((a, b) => a - b);
+  return { valid, candidates };
+}
+
+/**
+ * The instant (epoch ms) at which clocks in `zoneName` read the given wall time. `month` is 1-based; day and
+ * minute may overflow (Date.UTC normalises them), which is how "24:00" or "the next day" are expressed.
+ */
+export function wallToInstant(zoneName: string, year: number, month: number, day: number, minuteOfDay: number): number {
+  const { valid, candidates } = wallInstants(zoneName, year, month, day, minuteOfDay);
   if (valid.length > 0) return Math.min(...valid); // fall-back: the first occurrence
-  return Math.max(...instants); // spring-forward gap: forward by the gap's length
+  return Math.max(...candidates); // spring-forward gap: forward by the gap's length
 }
