@@ -22,12 +22,12 @@
 // deadline still takes its turn (the engine starts it anyway) but is at risk. The planning uses the expected
 // time for the queue and the bound t_rot for the margin, so the margin is the guarantee the engine's t_rot
 // promises, not a best case.
-import type { Freeze, RotationPolicy } from '../generated/api-types.js';
+import type { Freeze, RecurringFreeze, RotationPolicy } from '../generated/api-types.js';
 import type { NodeClaim, NodePool } from '../karpenter/types.js';
 import { policyParams, type PolicyParams } from '../derivation/params.js';
 import { byDeadline, claimRotationBound, deadlineOf, eligibleFrom } from '../engine/candidates.js';
 import { A, rfc3339 } from '../engine/annotations.js';
-import { readFreezes } from '../engine/freezes.js';
+import { freezeAt, readFreezes, RECURRING_HORIZON_MS, type FreezeSpan } from '../engine/freezes.js';
 import { occurrences, type Interval } from '../schedule/windows.js';
 
 export interface ClaimForecast {
@@ -46,6 +46,8 @@ export interface ClaimForecast {
   marginSeconds: number | null;
   /** A deadline and no start in a window, in its turn, that leaves t_rot before it. */
   atRisk: boolean;
+  /** The freeze the deadline falls inside (its label: a recurring freeze's name, a one-off's field), or null. */
+  deadlineInFreeze: string | null;
 }
 
 export interface ForecastInput {
@@ -56,23 +58,34 @@ export interface ForecastInput {
   periodSeconds: number;
   /** t_rot_est, the derivation's expected rotation time (seconds). */
   expectedRotationSeconds: number;
-  /** Freezes as half-open intervals (epoch ms): freezeIntervals() builds them from the policy and the NodePool. */
-  freezes: readonly Interval[];
+  /** Freezes as half-open intervals (epoch ms), labelled: freezeIntervals() builds them from the policy and the
+   * NodePool. */
+  freezes: readonly (Interval & { label?: string })[];
   now: number;
 }
 
 /**
- * The freezes the engine honours (readFreezes, the engine's own reading), as intervals: each scheduled freeze of
- * the policy, and the NodePool's freeze annotation (frozen from now until then). An unreadable freeze freezes
- * until fixed (the engine fails closed), so it is one interval without end.
+ * The freezes the engine honours (readFreezes, the engine's own reading), as labelled intervals: each scheduled
+ * freeze of the policy, each occurrence of its recurring freezes from now until `until` (the forecast's last
+ * deadline, at least the engine's horizon), and the NodePool's freeze annotation (frozen from now until then).
+ * An unreadable freeze freezes until fixed (the engine fails closed), so it is one interval without end.
  */
 export function freezeIntervals(
   policyFreezes: readonly Freeze[],
   annotation: string | undefined,
   now: number,
-): Interval[] {
-  const { spans, unreadable } = readFreezes(annotation, { name: '', freezes: policyFreezes }, now);
-  return unreadable !== null ? [{ start: now, end: Infinity }] : spans.filter((f) => f.end > f.start);
+  recurringFreezes: readonly RecurringFreeze[] = [],
+  until: number = now + RECURRING_HORIZON_MS,
+): FreezeSpan[] {
+  const { spans, unreadable } = readFreezes(
+    annotation,
+    { name: '', freezes: policyFreezes, recurringFreezes },
+    now,
+    until,
+  );
+  return unreadable !== null
+    ? [{ start: now, end: Infinity, label: 'an unreadable freeze' }]
+    : spans.filter((f) => f.end > f.start);
 }
 
 /**
@@ -90,12 +103,20 @@ export function forecastOf(
   const tRotEst = figures.expectedRotationSeconds;
   if (P === null || tRotEst === null) return null;
   const params = policyParams(policy.spec);
+  const deadlines = claims.map(deadlineOf).filter((d): d is number => d !== null);
+  const until = Math.max(now + RECURRING_HORIZON_MS, ...deadlines);
   return forecast({
     claims,
     params,
     periodSeconds: P,
     expectedRotationSeconds: tRotEst,
-    freezes: freezeIntervals(params.freezes, pool.metadata.annotations?.[A.freeze], now),
+    freezes: freezeIntervals(
+      params.freezes,
+      pool.metadata.annotations?.[A.freeze],
+      now,
+      params.recurringFreezes,
+      until,
+    ),
     now,
   });
 }
@@ -125,6 +146,12 @@ export function openIntervals(
   return out;
 }
 
+/** The label of the freeze containing instant t ('a freeze' for an unlabelled one), or null. */
+function labelAt(freezes: readonly (Interval & { label?: string })[], t: number): string | null {
+  const hit = freezeAt(freezes, t);
+  return hit === null ? null : (hit.label ?? 'a freeze');
+}
+
 /** xs[k], for an index known to be in range. */
 const at = (xs: readonly number[], k: number): number => xs[k] as number;
 
@@ -151,6 +178,7 @@ export function forecast(input: ForecastInput): ClaimForecast[] {
       rotationBoundSeconds: claimRotationBound(claim, p.readyTimeout),
       marginSeconds: null,
       atRisk: deadline !== null,
+      deadlineInFreeze: deadline === null ? null : labelAt(input.freezes, deadline),
     };
   };
   const out = new Map(claims.map((c) => [c, base(c)]));
@@ -217,6 +245,8 @@ export interface ForecastJson {
   rotationBoundSeconds: number;
   marginSeconds: number | null;
   atRisk: boolean;
+  /** The freeze the forced deadline falls inside (a recurring freeze's name, a one-off's field), or null. */
+  deadlineInFreeze: string | null;
 }
 
 /** Whole seconds, on the safe side: an instant is rounded up (a start at eligibleAt + 1 ms shows the next second). */
@@ -233,5 +263,6 @@ export function forecastJson(f: ClaimForecast): ForecastJson {
     // Rounded down, on the safe side, like the start above.
     marginSeconds: f.marginSeconds === null ? null : Math.floor(f.marginSeconds),
     atRisk: f.atRisk,
+    deadlineInFreeze: f.deadlineInFreeze,
   };
 }
