@@ -29,6 +29,8 @@ export const REASONS = {
   ShortLead: 'warning',
   // scheduled freezes (with the figures: a freeze longer than E − A − t_rot)
   FreezeOutlastsNodes: 'warning',
+  // recurring freezes: a node left fewer than K windows outside freezes
+  FreezeCutsChances: 'warning',
   // cluster prerequisites (controller only: it knows what exists)
   PlaceholderPriorityClassNotFound: 'fatal',
   // targeting
