@@ -5,7 +5,7 @@
 const DAY = '(MO|TU|WE|TH|FR|SA|SU)';
 const list = (item: string): string => `${item}(,${item})*`;
 
-/** Each part the subset accepts, with the values it takes (RFC 5545 §3.3.10, bounded). */
+/** Each part the subset accepts, with the values it takes (RFC 5545, section 3.3.10, bounded). */
 export const RRULE_PARTS: Readonly<Record<string, { value: string; allowed: string }>> = {
   FREQ: { value: '(DAILY|WEEKLY|MONTHLY|YEARLY)', allowed: 'DAILY, WEEKLY, MONTHLY or YEARLY' },
   INTERVAL: { value: '[1-9][0-9]{0,3}', allowed: 'a whole number from 1 to 9999' },
