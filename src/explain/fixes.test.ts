@@ -187,6 +187,8 @@ describe('suggested fixes', () => {
             `fix ${JSON.stringify(f.fix)} of: ${f.message}`,
           ).toEqual([]);
           applied.set(f.reason, (applied.get(f.reason) ?? 0) + 1);
+          if (f.fix.path.startsWith('spec.recurringFreezes'))
+            applied.set(`${f.reason} (recurring)`, (applied.get(`${f.reason} (recurring)`) ?? 0) + 1);
         }
       }),
       { numRuns: 400, seed: 21 },
@@ -197,6 +199,7 @@ describe('suggested fixes', () => {
         'DrainEstimateAboveTGP',
         'FreezeCutsChances',
         'FreezeOutlastsNodes',
+        'FreezeOutlastsNodes (recurring)',
         'HardCapExceeded',
         'MisleadingTimezone',
         'NonPositiveAgeThreshold',
