@@ -3,7 +3,8 @@
 // the occurrences of its spec.recurringFreezes from now until a horizon. Each span carries a label naming the
 // freeze (the recurring freeze's name, the one-off's reason or field, the annotation), for messages.
 import type { Freeze, RecurringFreeze } from '../generated/api-types.js';
-import { freezeOccurrences } from '../schedule/recurring-freezes.js';
+import { freezeOccurrences, type FreezeOccurrence } from '../schedule/recurring-freezes.js';
+import { boundedCache } from '../util/bounded-cache.js';
 import type { Interval } from '../schedule/windows.js';
 import { A, parseTime } from './annotations.js';
 
@@ -28,6 +29,18 @@ const DAY_MS = 86_400_000;
  * The forecast reads to its last deadline instead (freezeIntervals).
  */
 export const RECURRING_HORIZON_MS = 400 * DAY_MS;
+
+// The engine reads the same freezes every decision with a `now` a minute later: occurrences are expanded once
+// per freeze, UTC day and horizon in days (from the day's start, so they cover every `now` of that day), and
+// filtered to [now, until). A memo of a pure function: the same result as expanding each time.
+const expanded = boundedCache<string, FreezeOccurrence[]>(256);
+
+function occurrencesFrom(f: RecurringFreeze, now: number, until: number): FreezeOccurrence[] {
+  const day = Math.floor(now / DAY_MS) * DAY_MS;
+  const days = Math.ceil((until - day) / DAY_MS);
+  const all = expanded.get(`${JSON.stringify(f)}|${day}|${days}`, () => freezeOccurrences(f, day, day + days * DAY_MS));
+  return all.filter((o) => o.end > now && o.start < until);
+}
 
 const oneOffLabel = (f: Freeze, i: number): string =>
   f.reason !== undefined && f.reason !== '' ? `spec.freezes[${i}] (${f.reason})` : `spec.freezes[${i}]`;
@@ -56,7 +69,7 @@ export function readFreezes(
   const recurring: FreezeSpan[] = [];
   (policy?.recurringFreezes ?? []).forEach((f, i) => {
     try {
-      for (const o of freezeOccurrences(f, now, until)) recurring.push({ start: o.start, end: o.end, label: f.name });
+      for (const o of occurrencesFrom(f, now, until)) recurring.push({ start: o.start, end: o.end, label: f.name });
     } catch (e) {
       unreadable ??=
         `spec.recurringFreezes[${i}] (${JSON.stringify(f.name)}) of RotationPolicy ${policy?.name ?? ''} cannot be ` +
