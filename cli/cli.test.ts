@@ -222,20 +222,27 @@ spec: {expireAfter: ${i === 1 ? '100h' : '336h'}, terminationGracePeriod: 1h}
   });
 });
 
+/** NodeClaims of the general NodePool (expireAfter 336h, terminationGracePeriod 1h), as a YAML stream. */
+const nodeClaims = (list: [string, string][]): string =>
+  list
+    .map(
+      ([n, t]) => `
+apiVersion: karpenter.sh/v1
+kind: NodeClaim
+metadata: {name: ${n}, creationTimestamp: "${t}", labels: {karpenter.sh/nodepool: general}}
+spec: {expireAfter: 336h, terminationGracePeriod: 1h}
+---`,
+    )
+    .join('');
+
 describe('noderotation explain: the forecast per NodeClaim', () => {
   it('plans the claims one at a time, earliest deadline first, with their margins', async () => {
     // Deadline 2027-01-08T00:00Z for both; t_rot = 15m + 1h + 120s = 4620 s; the next occurrence is Wed 02:00 JST
     // (Tue 17:00Z); t_rot_est 900 s + cooldownAfter 600 s between the two starts.
-    const claims = ['b', 'a']
-      .map(
-        (n) => `
-apiVersion: karpenter.sh/v1
-kind: NodeClaim
-metadata: {name: ${n}, creationTimestamp: "2026-12-25T00:00:00Z", labels: {karpenter.sh/nodepool: general}}
-spec: {expireAfter: 336h, terminationGracePeriod: 1h}
----`,
-      )
-      .join('');
+    const claims = nodeClaims([
+      ['b', '2026-12-25T00:00:00Z'],
+      ['a', '2026-12-25T00:00:00Z'],
+    ]);
     const args = ['-f', ex('rotationpolicy-worked-example.yaml'), '-f', ex('nodepools.yaml'), '-f', '-'];
     const r = await cli(['explain', '-o', 'json', '--now', '2027-01-04T00:00:00Z', ...args], claims);
     const general = row(r.out, 'general') as unknown as { forecast: Record<string, unknown>[] };
@@ -250,6 +257,7 @@ spec: {expireAfter: 336h, terminationGracePeriod: 1h}
         rotationBoundSeconds: 4620,
         marginSeconds: 55 * 3600 - 4620,
         atRisk: false,
+        deadlineInFreeze: null,
       },
       {
         nodeClaim: 'b',
@@ -261,11 +269,39 @@ spec: {expireAfter: 336h, terminationGracePeriod: 1h}
         rotationBoundSeconds: 4620,
         marginSeconds: 55 * 3600 - 1500 - 4620,
         atRisk: false,
+        deadlineInFreeze: null,
       },
     ]);
     // Without NodeClaims there is nothing to forecast, and the key is absent (see the documented keys above).
     const none = await cli(['explain', '-o', 'json', ...args.slice(0, 4)]);
     expect(row(none.out, 'general')).not.toHaveProperty('forecast');
+  });
+});
+
+describe('noderotation explain: deadlines inside a recurring freeze', () => {
+  // Created 2027-11-14 with expireAfter 336h: deadline 2027-11-28T00:00Z, inside black-friday (27 November to
+  // 1 December, New York days); created a week earlier: 2027-11-21, outside every freeze.
+  const claims = nodeClaims([
+    ['in-bf', '2027-11-14T00:00:00Z'],
+    ['before', '2027-11-07T00:00:00Z'],
+  ]);
+  const args = ['--now', '2027-11-06T00:00:00Z', '-f', ex('rotationpolicy-recurring-freezes.yaml')];
+  const files = [...args, '-f', ex('nodepools.yaml'), '-f', '-'];
+
+  it('-o json and -o yaml name the freeze of each deadline inside one; the table lists those claims', async () => {
+    const r = await cli(['explain', '-o', 'json', ...files], claims);
+    const general = row(r.out, 'general') as unknown as { forecast: Record<string, unknown>[] };
+    expect(general.forecast.map((f) => [f.nodeClaim, f.deadline, f.deadlineInFreeze])).toEqual([
+      ['before', '2027-11-21T00:00:00Z', null],
+      ['in-bf', '2027-11-28T00:00:00Z', 'black-friday'],
+    ]);
+    const y = await cli(['explain', '-o', 'yaml', ...files], claims);
+    expect(y.out).toContain('deadlineInFreeze: black-friday');
+    expect(y.out).toContain('deadlineInFreeze: null');
+    const t = await cli(['explain', ...files], claims);
+    expect(t.out).toContain('\n  1 claim with a forced deadline inside a freeze:\n');
+    expect(t.out).toContain('\n    in-bf  deadline 2027-11-28T00:00:00Z  in black-friday\n');
+    expect(t.out).not.toMatch(/before {2}deadline/);
   });
 });
 

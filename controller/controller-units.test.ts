@@ -310,6 +310,7 @@ describe('wire formats', () => {
       rotationBoundSeconds: 4620,
       marginSeconds: margin,
       atRisk,
+      deadlineInFreeze: null,
     });
     m.rotation.forecast('p', [f('a', 30, 7200.5, false), f('b', 5, -60, true), f('c', null, null, false)], now);
     let text = await m.text();

@@ -108,6 +108,27 @@ interface Case {
 
 const cases: Case[] = [
   {
+    reason: "recurring freezes declared once in the plan's defaults are carried into each composed RotationPolicy",
+    req: () => {
+      const freezes: JsonObject[] = [
+        { name: 'black-friday', timezone: 'America/New_York', yearly: { from: '11-27', to: '12-01' } },
+        { name: 'month-end', timezone: 'Europe/Berlin', monthly: { from: -1, to: 1 } },
+      ];
+      const xr = planXr({
+        defaults: { maintenanceWindows: [TOKYO_WED_SAT], minRotationChances: 2, recurringFreezes: freezes },
+        rules: [{ name: 'general', nodePools: ['general'], overrides: { minRotationChances: 2 } }],
+      });
+      return request(xr, [nodePool('general')]);
+    },
+    check: (rsp) => {
+      const spec = policyOf(rsp, 'rotationpolicy-general').spec as JsonObject;
+      expect((spec.recurringFreezes as JsonObject[]).map((f) => f.name)).toEqual(['black-friday', 'month-end']);
+      // Their findings come back as the plan's results, each naming its freeze.
+      for (const r of results(rsp).filter((x) => x.reason === 'FreezeCutsChances'))
+        expect(r.message).toMatch(/"(black-friday|month-end)"/);
+    },
+  },
+  {
     reason:
       'the worked example (§3.2): one RotationPolicy <plan>-<pool>, fully resolved, the figures as annotations, ready',
     req: () => request(WORKED_EXAMPLE.xr, WORKED_EXAMPLE.pools),

@@ -2,6 +2,7 @@
 // express. The apiserver runs the CEL; offline validation runs these equivalents, keyed by each rule's
 // `x-check` name. A test asserts every rule in every schema names a check that exists here, and the table
 // tests in validate.test.ts run each check on both sides of its bounds.
+import { rruleInSubset, rrulePartsWellFormed, rruleProblem } from '../schedule/rrule-subset.js';
 import { GO_DURATION_PATTERN, parseGoDurationNanos } from '../util/duration.js';
 
 type Obj = Record<string, unknown>;
@@ -31,6 +32,18 @@ const onObject =
   (self: unknown): boolean =>
     typeof self !== 'object' || self === null || Array.isArray(self) || check(self as Obj);
 
+/** Month-days the "MM-DD" pattern lets through that no month has (02-29 exists in leap years). */
+const MISSING_DAYS = new Set(['02-30', '02-31', '04-31', '06-31', '09-31', '11-31']);
+
+/**
+ * What a failed check adds to its rule's message, naming the part to fix (the CEL message is fixed text; the
+ * offline validation can say which part of the value is wrong).
+ */
+export const checkDetails: Record<string, (self: unknown) => string | undefined> = {
+  rruleSubset: (self) => (typeof self === 'string' ? rruleProblem(self) : undefined),
+  rrulePartsOnce: (self) => (typeof self === 'string' ? rruleProblem(self) : undefined),
+};
+
 export const checks: Record<string, (self: unknown) => boolean> = {
   selectorRequirementValues: onObject((self) => {
     const values = Array.isArray(self.values) ? self.values : [];
@@ -44,6 +57,9 @@ export const checks: Record<string, (self: unknown) => boolean> = {
   rruleStartAndDuration: onObject(
     (self) => (self.rrule !== undefined) === (self.start !== undefined && self.duration !== undefined),
   ),
+  monthDayExists: (self) => typeof self !== 'string' || !MISSING_DAYS.has(self),
+  rruleSubset: (self) => typeof self !== 'string' || rruleInSubset(self),
+  rrulePartsOnce: (self) => typeof self !== 'string' || rrulePartsWellFormed(self),
   exactlyOneTarget: onObject((self) => (self.nodePoolSelector !== undefined) !== (self.nodePools !== undefined)),
   exactlyOneRuleTarget: onObject((self) => (self.nodePoolSelector !== undefined) !== (self.nodePools !== undefined)),
   excludeWithoutOverrides: onObject((self) => !(self.exclude === true && self.overrides !== undefined)),

@@ -17,6 +17,18 @@ const SELECTOR = {
   matchLabels: { workload: 'api' },
   matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['a'] }],
 };
+/** One recurring freeze of each kind; each fixture puts a different one first, so `[0]` sets every field. */
+const YEARLY = { name: 'black-friday', timezone: 'America/New_York', yearly: { from: '11-27', to: '12-01' } };
+const MONTHLY = { name: 'month-end', timezone: 'Europe/Berlin', monthly: { from: -2, to: 1 }, reason: 'close' };
+const RRULE = {
+  name: 'cyber-week',
+  timezone: 'America/New_York',
+  rrule: 'FREQ=YEARLY;BYMONTH=11;BYDAY=4FR',
+  start: '2026-11-27T00:00',
+  duration: '96h',
+};
+const rotated = (first: number): Record<string, unknown>[] =>
+  [YEARLY, MONTHLY, RRULE].map((_, i, all) => all[(i + first) % all.length] as Record<string, unknown>);
 /** Every settings field, each set to a valid value. */
 const SETTINGS = {
   maintenanceWindows: [WINDOW],
@@ -36,9 +48,12 @@ const SETTINGS = {
     placeholder: { priorityClassName: 'noderotation-placeholder', image: 'registry.k8s.io/pause:3.10' },
   },
   freezes: [{ start: '2026-12-24T00:00:00Z', end: '2027-01-04T00:00:00Z', reason: 'year-end' }],
+  recurringFreezes: rotated(0),
+  preFreezeRotation: { enabled: false },
   suspend: false,
   prePull: { enabled: false },
 };
+const withFreezesFirst = (first: number): typeof SETTINGS => ({ ...SETTINGS, recurringFreezes: rotated(first) });
 const METADATA = {
   name: 'api',
   labels: { team: 'platform' },
@@ -107,15 +122,19 @@ const byName: Fixture = {
 };
 const bySelector: Fixture = {
   schema: 'rotationPolicy',
-  doc: { ...byName.doc, spec: { nodePoolSelector: SELECTOR, ...SETTINGS } },
+  doc: { ...byName.doc, spec: { nodePoolSelector: SELECTOR, ...withFreezesFirst(1) } },
 };
-const plan = (rule: Json): Fixture => ({
+const byNameRrule: Fixture = {
+  schema: 'rotationPolicy',
+  doc: { ...byName.doc, spec: { nodePools: ['api'], ...withFreezesFirst(2) } },
+};
+const plan = (rule: Json, defaults: Json = SETTINGS): Fixture => ({
   schema: 'maintenancePlan',
   doc: {
     apiVersion: 'noderotation.io/v1alpha1',
     kind: 'MaintenancePlan',
     metadata: METADATA,
-    spec: { nodePoolSelector: SELECTOR, defaults: SETTINGS, rules: [rule] },
+    spec: { nodePoolSelector: SELECTOR, defaults, rules: [rule] },
     status: {
       observedGeneration: 1,
       nodePools: [
@@ -136,11 +155,13 @@ const plan = (rule: Json): Fixture => ({
   },
 });
 const planByName = plan({ name: 'web', nodePools: ['api'], exclude: false, overrides: SETTINGS });
-const planBySelector = plan({ name: 'web', nodePoolSelector: SELECTOR });
+const planBySelector = plan({ name: 'web', nodePoolSelector: SELECTOR }, withFreezesFirst(1));
+const planMonthly = plan({ name: 'web', nodePools: ['api'], overrides: withFreezesFirst(1) }, withFreezesFirst(2));
+const planRrule = plan({ name: 'web', nodePools: ['api'], overrides: withFreezesFirst(2) });
 
 const FIXTURES: Record<SchemaName & ('rotationPolicy' | 'maintenancePlan'), Fixture[]> = {
-  rotationPolicy: [byName, bySelector],
-  maintenancePlan: [planByName, planBySelector],
+  rotationPolicy: [byName, bySelector, byNameRrule],
+  maintenancePlan: [planByName, planBySelector, planMonthly, planRrule],
 };
 
 interface Field {

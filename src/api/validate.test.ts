@@ -5,6 +5,7 @@ import { checks } from './checks.js';
 import { formatInputError, readDocuments } from './documents.js';
 import { allSchemas } from './registry.js';
 import { validateAgainst } from './validate.js';
+import { RRULE_PARTS, RRULE_SUBSET_PATTERN } from '../schedule/rrule-subset.js';
 import { rotationPolicy } from '../../test/support/fixtures.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -522,5 +523,112 @@ describe('documents', () => {
       'b.yaml, document 1 (NodePool/x): spec.template.spec.expireAfter: found "14d"; ' +
         'allowed: a duration in s, m and h such as 336h, or Never',
     );
+  });
+});
+
+describe('recurring freezes: what the patterns cannot say', () => {
+  const freeze = (f: Record<string, unknown>) =>
+    policy({ nodePools: ['a'], maintenanceWindows: [WIN], recurringFreezes: [{ name: 'f', timezone: 'UTC', ...f }] });
+  const rrule = (r: string) => freeze({ rrule: r, start: '2026-11-27T00:00', duration: '96h' });
+  it.each([
+    {
+      reason: 'April 31st',
+      doc: freeze({ yearly: { from: '04-31', to: '05-02' } }),
+      path: '.yearly.from',
+      allowed: /exists in its month/,
+    },
+    {
+      reason: 'February 30th as `to`',
+      doc: freeze({ yearly: { from: '02-01', to: '02-30' } }),
+      path: '.yearly.to',
+      allowed: /exists in its month/,
+    },
+    {
+      reason: 'an hourly part',
+      doc: rrule('FREQ=DAILY;BYHOUR=3'),
+      path: '.rrule',
+      allowed: /"BYHOUR" is not a part of the subset/,
+    },
+    {
+      reason: 'FREQ=HOURLY',
+      doc: rrule('FREQ=HOURLY'),
+      path: '.rrule',
+      allowed: /FREQ takes DAILY, WEEKLY, MONTHLY or YEARLY/,
+    },
+    {
+      reason: 'a weekday that is not one',
+      doc: rrule('FREQ=WEEKLY;BYDAY=XX'),
+      path: '.rrule',
+      allowed: /BYDAY=XX: BYDAY takes weekdays/,
+    },
+    { reason: 'an ordinal beyond 53', doc: rrule('FREQ=YEARLY;BYDAY=54FR'), path: '.rrule', allowed: /BYDAY takes/ },
+    {
+      reason: 'UNTIL that is not a date',
+      doc: rrule('FREQ=DAILY;UNTIL=20261301'),
+      path: '.rrule',
+      allowed: /UNTIL takes a date YYYYMMDD/,
+    },
+    {
+      reason: 'COUNT 0',
+      doc: rrule('FREQ=DAILY;COUNT=0'),
+      path: '.rrule',
+      allowed: /COUNT takes a whole number from 1/,
+    },
+    {
+      reason: 'INTERVAL beyond 9999',
+      doc: rrule('FREQ=DAILY;INTERVAL=10000'),
+      path: '.rrule',
+      allowed: /INTERVAL takes/,
+    },
+    {
+      reason: 'a part twice',
+      doc: rrule('FREQ=DAILY;COUNT=2;COUNT=3'),
+      path: '.rrule',
+      allowed: /each part at most once.*COUNT appears twice/,
+    },
+    {
+      reason: 'COUNT and UNTIL together',
+      doc: rrule('FREQ=DAILY;COUNT=2;UNTIL=20270101'),
+      path: '.rrule',
+      allowed: /COUNT and UNTIL cannot be used together/,
+    },
+    { reason: 'a part without a value', doc: rrule('FREQ=DAILY;BYMONTH='), path: '.rrule', allowed: /RRULE/ },
+    {
+      reason: 'BYMONTHDAY 32',
+      doc: rrule('FREQ=MONTHLY;BYMONTHDAY=32'),
+      path: '.rrule',
+      allowed: /BYMONTHDAY takes days 1 to 31/,
+    },
+    { reason: 'BYSETPOS 0', doc: rrule('FREQ=MONTHLY;BYDAY=MO;BYSETPOS=0'), path: '.rrule', allowed: /BYSETPOS takes/ },
+  ])('$reason', ({ doc, path, allowed }) => {
+    const errors = validateAgainst('rotationPolicy', doc).filter((e) => e.path === `spec.recurringFreezes[0]${path}`);
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors.map((e) => `found ${e.found}; allowed: ${e.allowed}`).join('\n')).toMatch(allowed);
+  });
+
+  it.each([
+    {
+      reason: 'February 29th (taken as the 28th in other years)',
+      doc: freeze({ yearly: { from: '02-29', to: '03-01' } }),
+    },
+    { reason: 'the last days of long months', doc: freeze({ yearly: { from: '12-31', to: '01-31' } }) },
+    { reason: 'the fourth Friday of November', doc: rrule('WKST=MO;FREQ=YEARLY;BYMONTH=11;BYDAY=4FR;INTERVAL=1') },
+    {
+      reason: 'the last weekday of the month',
+      doc: rrule('FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1;UNTIL=20301231T235959Z'),
+    },
+    { reason: 'every other week, ten times', doc: rrule('FREQ=WEEKLY;INTERVAL=2;COUNT=10;BYDAY=+1SA') },
+  ])('accepts $reason', ({ doc }) => {
+    expect(validateAgainst('rotationPolicy', doc)).toEqual([]);
+  });
+
+  it("the schema's CEL rules for the RRULE are the offline checks' expressions", () => {
+    const text = readFileSync(join(ROOT, 'schemas/definitions/recurring-freeze.schema.json'), 'utf8');
+    const schema = JSON.parse(text) as { properties: { rrule: { 'x-kubernetes-validations': { rule: string }[] } } };
+    const [subset, once] = schema.properties.rrule['x-kubernetes-validations'];
+    expect(subset?.rule).toBe(`self.matches('${RRULE_SUBSET_PATTERN}')`);
+    for (const part of Object.keys(RRULE_PARTS)) expect(once?.rule).toContain(`'(^|;)${part}=.*;${part}='`);
+    expect(checks.monthDayExists?.('02-29')).toBe(true);
+    expect(checks.monthDayExists?.('11-31')).toBe(false);
   });
 });

@@ -6,7 +6,7 @@ import { isValidTimezone, suggestTimezone } from '../schedule/zone.js';
 import { describeValue } from '../util/describe.js';
 import { parseExpireAfter, parseKarpenterDuration } from '../util/duration.js';
 import { isQuantity, QUANTITY_ALLOWED } from '../util/quantity.js';
-import { checks } from './checks.js';
+import { checkDetails, checks } from './checks.js';
 import { allSchemas, schemaIds } from './registry.js';
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives wrapped.
@@ -123,16 +123,19 @@ function build(): Ajv {
       const bound = rules.map((r) => {
         const check = r['x-check'] ? checks[r['x-check']] : undefined;
         if (!check) throw new Error(`schema rule "${r.rule}" names no offline check`);
-        return { rule: r, check };
+        return { rule: r, check, detail: r['x-check'] ? checkDetails[r['x-check']] : undefined };
       });
       const validate = (data: unknown): boolean => {
         // Each check ignores values of the wrong type: those are reported once, by `type`.
-        const failed = bound.filter(({ check }) => !check(data)).map(({ rule }) => rule);
-        (validate as unknown as { errors: Partial<ErrorObject>[] }).errors = failed.map((r) => ({
-          keyword: 'x-kubernetes-validations',
-          message: r.message,
-          params: { rule: r.rule },
-        }));
+        const failed = bound.filter(({ check }) => !check(data));
+        (validate as unknown as { errors: Partial<ErrorObject>[] }).errors = failed.map(({ rule, detail }) => {
+          const why = detail?.(data);
+          return {
+            keyword: 'x-kubernetes-validations',
+            message: why === undefined ? rule.message : `${rule.message} (here: ${why})`,
+            params: { rule: rule.rule },
+          };
+        });
         return failed.length === 0;
       };
       return validate;

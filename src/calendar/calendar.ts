@@ -105,12 +105,16 @@ const hhmm = (min: number): string =>
   `${String(Math.floor(min / 60) % 24).padStart(2, '0')}:${String(min % 60).padStart(2, '0')}`;
 
 /** The calendar of the model, as its bytes (CRLF, folded). */
+/** Where the calendar's span ends (epoch ms): a year ahead, or the forecast's horizon when that is later. */
+export const calendarUntil = (now: number, horizonSeconds: number): number =>
+  Math.max(now + SPAN_DAYS * DAY_MS, now + horizonSeconds * 1000);
+
 export function buildCalendar(model: CalendarModel): string {
   const { now } = model;
   const stamp = `DTSTAMP:${utcTime(Math.floor(now / 1000) * 1000)}`;
   const from = now - PAST_DAYS * DAY_MS;
   const horizonEnd = now + model.horizonSeconds * 1000;
-  const until = Math.max(now + SPAN_DAYS * DAY_MS, horizonEnd);
+  const until = calendarUntil(now, model.horizonSeconds);
   const events: Event[] = [];
   const zones = new Set<string>();
 

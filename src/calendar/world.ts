@@ -10,7 +10,7 @@ import { forecastOf } from '../forecast/forecast.js';
 import { policyParams } from '../derivation/params.js';
 import { governingPolicy } from '../policy/resolve.js';
 import { figuresCache } from '../schedule/figures-cache.js';
-import type { CalendarModel, CalendarPool, FreezeSource } from './calendar.js';
+import { calendarUntil, type CalendarModel, type CalendarPool, type FreezeSource } from './calendar.js';
 
 export interface CalendarWorld {
   /** The RotationPolicies in effect (a MaintenancePlan's expanded into its policies). */
@@ -27,15 +27,21 @@ export interface CalendarOptions {
 }
 
 /**
- * A NodePool's freezes as the engine reads them (readFreezes): its freeze annotation and its policy's
- * spec.freezes. An unreadable one freezes until fixed (the engine fails closed), so it runs from now to `to`.
+ * A NodePool's freezes as the engine reads them (readFreezes): its freeze annotation, its policy's spec.freezes
+ * and the occurrences of its spec.recurringFreezes up to `until`. An unreadable one freezes until fixed (the
+ * engine fails closed), so it runs from now to `to`.
  */
-export function oneOffFreezes(pool: NodePool, policy: RotationPolicy, now: number): FreezeSource {
+export function policyFreezes(pool: NodePool, policy: RotationPolicy, now: number, until: number): FreezeSource {
   const name = pool.metadata.name;
   const { spans, unreadable } = readFreezes(
     pool.metadata.annotations?.[A.freeze],
-    { name: policy.metadata.name, freezes: policy.spec.freezes ?? [] },
+    {
+      name: policy.metadata.name,
+      freezes: policy.spec.freezes ?? [],
+      recurringFreezes: policy.spec.recurringFreezes ?? [],
+    },
     now,
+    until,
     name,
   );
   return (from, to) => [
@@ -64,7 +70,7 @@ export function calendarModel(world: CalendarWorld, now: number, options: Calend
       nodePool: name,
       policy: policy.metadata.name,
       windows: policyParams(policy.spec).windows,
-      freezes: oneOffFreezes(pool, policy, now),
+      freezes: policyFreezes(pool, policy, now, calendarUntil(now, options.horizonSeconds)),
       forecast: claims && forecastOf(policy, pool, claims, figures, now),
     });
   }

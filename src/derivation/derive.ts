@@ -18,6 +18,7 @@ import {
 } from './feasibility.js';
 import type { Finding } from './findings.js';
 import { freezeFindings } from './freezes.js';
+import { freezeImpact, recurringFreezeFindings } from './recurring-freezes.js';
 import { headroomFindings } from './headroom.js';
 import type { PolicyParams } from './params.js';
 import { effectiveGracePeriod, poolTerms, rotationBound, type PoolTerms } from './terms.js';
@@ -149,14 +150,19 @@ export function derive(input: DerivationInput): Derivation {
     tRot,
     leadTime,
   });
+  const freezeTerms = { E: terms.expireAfter, A, G, K, P, tRot, auto: p.ageThresholdOverride === null };
   findings.push(
     ...chanceChecks,
-    ...throughputFindings(p, w, { A, G, C, N: input.nodeCount, tRotEst }),
-    ...freezeFindings(
-      p.freezes,
-      { E: terms.expireAfter, A, G, K, P, tRot, auto: p.ageThresholdOverride === null },
-      input.now,
-    ),
+    ...throughputFindings(p, w, {
+      A,
+      G,
+      C,
+      N: input.nodeCount,
+      tRotEst,
+      ...freezeImpact(p, freezeTerms, input.now, A),
+    }),
+    ...freezeFindings(p.freezes, freezeTerms, input.now),
+    ...recurringFreezeFindings(p, freezeTerms, input.now),
   );
   return {
     figures: {

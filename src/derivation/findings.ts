@@ -31,6 +31,8 @@ export const REASONS = {
   FreezeOutlastsNodes: 'warning',
   // rotation ahead of a freeze (with the forecast: claims due by a freeze's start that cannot all be rotated)
   PreFreezeOverflow: 'warning',
+  // recurring freezes: a node left fewer than K windows outside freezes
+  FreezeCutsChances: 'warning',
   // cluster prerequisites (controller only: it knows what exists)
   PlaceholderPriorityClassNotFound: 'fatal',
   // targeting

@@ -1,5 +1,5 @@
 // A policy spec turned into numbers (seconds), with every default and every cross-field default resolved.
-import type { Freeze, MaintenanceWindow, RotationPolicySpec } from '../generated/api-types.js';
+import type { Freeze, MaintenanceWindow, RecurringFreeze, RotationPolicySpec } from '../generated/api-types.js';
 import { DEFAULT_REQUIRED_KEYS, FAILURE_PAUSE_FLOOR_SECONDS, withSchemaDefaults } from '../policy/defaults.js';
 import { parseDuration } from '../util/duration.js';
 
@@ -7,6 +7,8 @@ export interface PolicyParams {
   windows: MaintenanceWindow[];
   /** spec.freezes as written (RFC 3339 strings; the engine and the freeze check read them). */
   freezes: Freeze[];
+  /** spec.recurringFreezes as written (expanded into occurrences by schedule/recurring-freezes.ts). */
+  recurringFreezes: RecurringFreeze[];
   /** K */
   minRotationChances: number;
   /** null: "auto" */
@@ -40,6 +42,7 @@ export function policyParams(spec: RotationPolicySpec): PolicyParams {
   return {
     windows: [...(s.maintenanceWindows ?? [])],
     freezes: [...(s.freezes ?? [])],
+    recurringFreezes: [...(s.recurringFreezes ?? [])],
     minRotationChances: s.minRotationChances as number,
     ageThresholdOverride:
       s.ageThreshold === undefined || s.ageThreshold === 'auto' ? null : parseDuration(s.ageThreshold),

@@ -20,6 +20,10 @@ export interface ThroughputTerms {
   C: number;
   N: number | null;
   tRotEst: number;
+  /** The largest share of window occurrences recurring freezes take in a span of A (0 without them). */
+  frozenShare?: number;
+  /** The fewest windows outside freezes a node overlapping a recurring occurrence keeps (null: not limited). */
+  fewestChances?: number | null;
 }
 
 /** One rotation's service time as the windows see it: the rotation itself plus the settle pause after it. */
@@ -30,21 +34,27 @@ function arrivalFindings(p: PolicyParams, w: WindowFigures, t: ThroughputTerms):
   const { A, C, N } = t;
   if (N === null || !(N > 0) || A === null || !(A > 0)) return [];
   // A continuous window serves one rotation per (t_rot_est + cooldownAfter) per unit of maxUnavailable instead.
-  const capacityOverA = w.continuous ? (p.maxUnavailable * A) / serviceSeconds(p, t) : (C * A) / w.periodSeconds;
+  const open = 1 - (t.frozenShare ?? 0);
+  const capacityOverA =
+    (w.continuous ? (p.maxUnavailable * A) / serviceSeconds(p, t) : (C * A) / w.periodSeconds) * open;
   if (!(capacityOverA < N)) return [];
+  const frozen = open < 1 ? ` (recurring freezes take up to ${Math.round((1 - open) * 100)}% of the windows)` : '';
   const message =
-    `the windows can rotate about ${Math.floor(capacityOverA)} nodes per age threshold (${h(A)}) but the ` +
-    `NodePool has ${N}, so some nodes will reach expireAfter. ` +
+    `the windows can rotate about ${Math.floor(capacityOverA)} nodes per age threshold (${h(A)})${frozen} but ` +
+    `the NodePool has ${N}, so some nodes will reach expireAfter. ` +
     'Widen the windows, add occurrences, or lower cooldownAfter.';
   return [finding('ThroughputShortfall', 'spec.maintenanceWindows', message)];
 }
 
 /** A synchronized batch shares one deadline, so it gets G occurrences of C starts, however old the fleet is. */
 function burstFindings(p: PolicyParams, t: ThroughputTerms): Finding[] {
-  const { G, C, N } = t;
+  const { C, N } = t;
+  // A batch whose span a recurring freeze cuts keeps only the windows outside freezes (at least one: G ≥ 1).
+  const G = t.G === null ? null : Math.min(t.G, Math.max(1, t.fewestChances ?? t.G));
   if (N === null || !(N > 0) || G === null || !(G >= 1 && G * C < N)) return [];
+  const cut = G < (t.G ?? 0) ? ' outside recurring freezes' : '';
   const message =
-    `a batch of ${N} nodes created together shares one deadline, but ${count(G, 'window')} × ` +
+    `a batch of ${N} nodes created together shares one deadline, but ${count(G, 'window')}${cut} × ` +
     `${C} rotations per occurrence = ${G * C}; ${N - G * C} would be force-expired. ` +
     `Widen the windows, raise minRotationChances${p.forcefulFallback ? '' : ', or enable surge.forcefulFallback'}.`;
   return [finding('ThroughputBurstShortfall', 'spec.maintenanceWindows', message)];

@@ -379,6 +379,19 @@ describe('gates, freezes and backoff', () => {
     expect(decide(snapshot({ policies: [p], claims }), IN_WINDOW + HOUR + 60_000).actions.length).toBeGreaterThan(0);
   });
 
+  it('a recurring freeze of the policy blocks a start in its occurrence, says until when, and not outside it', () => {
+    const day = new Date(IN_WINDOW).toISOString().slice(5, 10); // the window's day, every year
+    const p = policy({ recurringFreezes: [{ name: 'peak', timezone: 'UTC', yearly: { from: day, to: day } }] });
+    const held = decide(snapshot({ policies: [p], claims }), IN_WINDOW);
+    expect(held.actions).toEqual([]);
+    expect(held.pools[0]?.report.idle).toMatch(/frozen until/);
+    const other = policy({ recurringFreezes: [{ name: 'peak', timezone: 'UTC', monthly: { from: 31, to: 31 } }] });
+    const inMonth = new Date(IN_WINDOW).getUTCDate();
+    const lastDay = new Date(Date.UTC(new Date(IN_WINDOW).getUTCFullYear(), new Date(IN_WINDOW).getUTCMonth() + 1, 0));
+    expect(inMonth).not.toBe(lastDay.getUTCDate());
+    expect(decide(snapshot({ policies: [other], claims }), IN_WINDOW).actions.length).toBeGreaterThan(0);
+  });
+
   it(
     'a freeze holds escalation of a pending rotation but keeps bookkeeping, ' +
       'and a freeze past readyTimeout rolls back',

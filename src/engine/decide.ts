@@ -91,7 +91,11 @@ interface Freeze {
 function freezeOf(pool: NodePool, policy: RotationPolicy | null, now: number, wakeups: number[]): Freeze {
   const { spans, unreadable } = readFreezes(
     pool.metadata.annotations?.[A.freeze],
-    policy && { name: policy.metadata.name, freezes: policy.spec.freezes ?? [] },
+    policy && {
+      name: policy.metadata.name,
+      freezes: policy.spec.freezes ?? [],
+      recurringFreezes: policy.spec.recurringFreezes ?? [],
+    },
     now,
   );
   let until: number | null = null;

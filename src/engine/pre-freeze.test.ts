@@ -84,6 +84,37 @@ describe('dueBy and eligibility under preFreezeRotation', () => {
     expect(eligibleFrom(c, auto, DAY / 1000)).toBe(due - (auto.minRotationChances * DAY + tRot));
   });
 
+  it.each([
+    {
+      reason: 'a yearly freeze over the deadline: due at its occurrence, 00:00 New York on 8 January',
+      recurring: [{ name: 'y', timezone: 'America/New_York', yearly: { from: '01-08', to: '01-12' } }],
+      freezes: [],
+      due: Date.parse('2027-01-08T05:00:00Z'),
+    },
+    {
+      reason: 'a one-off freeze that ends where a monthly occurrence begins: due at the one-off start (touching joins)',
+      recurring: [{ name: 'm', timezone: 'UTC', monthly: { from: 9, to: 12 } }],
+      freezes: [freeze(Date.parse('2027-01-07T00:00:00Z'), Date.parse('2027-01-09T00:00:00Z'))],
+      due: Date.parse('2027-01-07T00:00:00Z'),
+    },
+    {
+      reason: 'a recurring freeze whose occurrences miss the deadline: due at the deadline',
+      recurring: [{ name: 'm', timezone: 'UTC', monthly: { from: 20, to: 25 } }],
+      freezes: [],
+      due: created + E,
+    },
+  ])('recurring freezes: $reason', ({ recurring, freezes, due }) => {
+    // The deadline: IN_WINDOW + 106h = 2027-01-10T04:00Z.
+    const p = policyParams(
+      spec({
+        preFreezeRotation: { enabled: true },
+        freezes,
+        recurringFreezes: recurring as RotationPolicySpec['recurringFreezes'],
+      }),
+    );
+    expect(dueBy(c, p)).toBe(due);
+  });
+
   it('a claim due inside a freeze starts in the window before it, and only under the option', () => {
     const fz = [freeze(IN_WINDOW + 20 * HOUR, IN_WINDOW + 130 * HOUR)];
     const claims = [claim('c', { createdAt: created })];

@@ -48,9 +48,44 @@ const freezesArb = fc
     })),
   );
 
+const md = (m: number, d: number): string => `${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`;
+/** Recurring freezes of each kind, a day to a few weeks long, some of them soon after NOW. */
+const recurringArb = fc
+  .array(
+    fc.oneof(
+      fc
+        .record({
+          m: fc.integer({ min: 1, max: 12 }),
+          d: fc.integer({ min: 1, max: 28 }),
+          days: fc.integer({ min: 0, max: 30 }),
+        })
+        .map(({ m, d, days }) => {
+          const to = new Date(Date.UTC(2027, m - 1, d + days));
+          return { yearly: { from: md(m, d), to: md(to.getUTCMonth() + 1, to.getUTCDate()) } };
+        }),
+      fc
+        .record({
+          from: fc.integer({ min: -10, max: 28 }).filter((d) => d !== 0),
+          days: fc.integer({ min: 0, max: 12 }),
+        })
+        .map(({ from, days }) => ({
+          monthly: { from, to: from > 0 ? Math.min(31, from + days) : Math.min(-1, from + days) },
+        })),
+      fc
+        .record({
+          rule: fc.constantFrom('FREQ=WEEKLY;BYDAY=MO', 'FREQ=MONTHLY;BYDAY=1FR', 'FREQ=YEARLY;BYMONTH=1;BYDAY=2WE'),
+          hours: fc.integer({ min: 1, max: 400 }),
+        })
+        .map(({ rule, hours }) => ({ rrule: rule, start: '2026-01-05T00:00', duration: `${hours}h` })),
+    ),
+    { maxLength: 1 },
+  )
+  .map((fs) => fs.map((f, i) => ({ name: `f${i}`, timezone: 'Europe/Berlin', ...f })));
+
 const caseArb = fc.record({
   windows: fc.array(windowArb, { minLength: 1, maxLength: 2 }),
   freezes: freezesArb,
+  recurringFreezes: recurringArb,
   minRotationChances: fc.integer({ min: 1, max: 3 }),
   ageThreshold: fc.oneof(fc.constant(undefined), hours(1, 600)),
   surge: surgeArb,
@@ -98,6 +133,7 @@ function objectsOf(c: Case): { policy: Obj; pool: Obj } {
       ...(c.ageThreshold !== undefined ? { ageThreshold: c.ageThreshold } : {}),
       ...(Object.keys(c.surge).length > 0 ? { surge: c.surge } : {}),
       ...(c.freezes.length > 0 ? { freezes: c.freezes } : {}),
+      ...(c.recurringFreezes.length > 0 ? { recurringFreezes: c.recurringFreezes } : {}),
     },
   };
   const pool = nodePoolObject({ name: 'general', ...c });
@@ -151,6 +187,8 @@ describe('suggested fixes', () => {
             `fix ${JSON.stringify(f.fix)} of: ${f.message}`,
           ).toEqual([]);
           applied.set(f.reason, (applied.get(f.reason) ?? 0) + 1);
+          if (f.fix.path.startsWith('spec.recurringFreezes'))
+            applied.set(`${f.reason} (recurring)`, (applied.get(`${f.reason} (recurring)`) ?? 0) + 1);
         }
       }),
       { numRuns: 400, seed: 21 },
@@ -159,7 +197,9 @@ describe('suggested fixes', () => {
     expect([...applied.keys()].sort()).toEqual(
       [
         'DrainEstimateAboveTGP',
+        'FreezeCutsChances',
         'FreezeOutlastsNodes',
+        'FreezeOutlastsNodes (recurring)',
         'HardCapExceeded',
         'MisleadingTimezone',
         'NonPositiveAgeThreshold',

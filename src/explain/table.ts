@@ -2,6 +2,7 @@
 import type { Figures } from '../derivation/derive.js';
 import { alignColumns } from '../util/columns.js';
 import { formatDuration } from '../util/duration.js';
+import { rfc3339 } from '../engine/annotations.js';
 import type { ExplainResult, NodePoolReport } from './explain.js';
 import { count } from '../util/plural.js';
 import { severityLabel } from '../util/severity-label.js';
@@ -94,10 +95,23 @@ export function renderTable(
   ]);
   const out = alignColumns(header, rows);
   for (const p of report.nodePools) {
-    if (p.findings.length === 0) continue;
+    const frozen = (p.forecast ?? []).filter((f) => f.deadlineInFreeze !== null && f.deadline !== null);
+    if (p.findings.length === 0 && frozen.length === 0) continue;
     out.push('', `${p.nodePool}:`);
     for (const f of p.findings)
       out.push(`  ${severityLabel(f.severity, { pad: true, colour: o.colour })} ${f.reason}: ${f.message}`);
+    if (frozen.length > 0) {
+      out.push(`  ${count(frozen.length, 'claim')} with a forced deadline inside a freeze:`);
+      const lines = frozen.map((f) => [
+        `    ${f.nodeClaim}`,
+        `deadline ${rfc3339(f.deadline as number)}`,
+        `in ${f.deadlineInFreeze as string}`,
+      ]);
+      const width = (k: number): number => Math.max(...lines.map((l) => (l[k] as string).length));
+      out.push(
+        ...lines.map((l) => `${(l[0] as string).padEnd(width(0))}  ${(l[1] as string).padEnd(width(1))}  ${l[2]}`),
+      );
+    }
   }
   return `${out.join('\n')}\n`;
 }

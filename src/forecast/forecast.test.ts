@@ -5,7 +5,7 @@ import type { MaintenanceWindow, RotationPolicySpec } from '../generated/api-typ
 import type { NodeClaim } from '../karpenter/types.js';
 import { policyParams, type PolicyParams } from '../derivation/params.js';
 import { windowFigures, type Interval } from '../schedule/windows.js';
-import { forecast, freezeIntervals, type ClaimForecast } from './forecast.js';
+import { forecast, forecastJson, freezeIntervals, type ClaimForecast } from './forecast.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -229,6 +229,23 @@ describe('forecast: cases', () => {
       ],
     },
     {
+      // Found by the property below (seed 813532494): after skipping an expired claim the cursor went back to now.
+      reason:
+        'two eligible at a window opening, the first already past its deadline: the other starts after its ' +
+        'eligibility, never at the opening itself',
+      windows: [{ timezone: 'UTC', days: ['Sat'], start: '05:00', end: '04:00' }] as MaintenanceWindow[],
+      spec: { ageThreshold: '98h', minRotationChances: 1 },
+      now: at('2027-01-05T03:00:00Z'),
+      claims: [
+        claim('late', at('2027-01-05T03:00:00Z'), '24h', '1m'),
+        claim('due', at('2027-01-05T03:00:00Z'), '99h', '1m'),
+      ],
+      want: [
+        { nodeClaim: 'late', plannedStart: null, atRisk: true },
+        { nodeClaim: 'due', eligibleAt: at('2027-01-09T05:00:00Z'), plannedStart: at('2027-01-09T05:00:00Z') + 1 },
+      ],
+    },
+    {
       reason: 'expireAfter Never: no deadline, never planned, never at risk, sorted last',
       windows: wed,
       claims: [claim('z', at('2027-01-01T00:00:00Z'), 'Never'), claim('a', at('2027-01-01T00:00:00Z'), '240h')],
@@ -322,11 +339,55 @@ describe('freezeIntervals', () => {
     expect(
       freezeIntervals([{ start: '2027-01-05T00:00:00Z', end: '2027-01-06T00:00:00Z' }], '2027-01-04T06:00:00Z', NOW),
     ).toEqual([
-      { start: NOW, end: at('2027-01-04T06:00:00Z') },
-      { start: at('2027-01-05T00:00:00Z'), end: at('2027-01-06T00:00:00Z') },
+      {
+        start: NOW,
+        end: at('2027-01-04T06:00:00Z'),
+        label: 'the noderotation.io/freeze annotation',
+        name: 'NodePool : noderotation.io/freeze',
+        reason: 'frozen by annotation',
+      },
+      {
+        start: at('2027-01-05T00:00:00Z'),
+        end: at('2027-01-06T00:00:00Z'),
+        label: 'spec.freezes[0]',
+        name: 'RotationPolicy : spec.freezes[0]',
+        reason: '',
+      },
     ]);
-    expect(freezeIntervals([], 'soon', NOW)).toEqual([{ start: NOW, end: Infinity }]);
-    expect(freezeIntervals([{ start: 'x', end: 'y' }], undefined, NOW)).toEqual([{ start: NOW, end: Infinity }]);
+    const closed = { start: NOW, end: Infinity, label: 'an unreadable freeze' };
+    expect(freezeIntervals([], 'soon', NOW)).toMatchObject([closed]);
+    expect(freezeIntervals([{ start: 'x', end: 'y' }], undefined, NOW)).toMatchObject([closed]);
     expect(freezeIntervals([], '2026-01-01T00:00:00Z', NOW)).toEqual([]);
+  });
+});
+
+describe('recurring freezes in the forecast', () => {
+  const wed = [{ timezone: 'UTC', days: ['Wed'], start: '02:00', end: '06:00' }] as MaintenanceWindow[];
+  it('names the recurring freeze a deadline falls in, and plans no start inside an occurrence', () => {
+    // A monthly freeze on the 6th (a Wednesday in January 2027): the window of the 6th is frozen.
+    const recurring = [{ name: 'month-close', timezone: 'UTC', monthly: { from: 6, to: 6 } }];
+    const p = params(wed, { ageThreshold: '24h', recurringFreezes: recurring });
+    const freezes = freezeIntervals(p.freezes, undefined, NOW, p.recurringFreezes);
+    const claims = [
+      claim('in', at('2027-01-01T00:00:00Z'), '132h'), // deadline Jan 6 12:00, inside the freeze
+      claim('out', at('2027-01-01T00:00:00Z'), '300h'), // deadline Jan 13 12:00
+    ];
+    const got = run(p, claims, NOW, freezes);
+    expect(got.map((f) => [f.nodeClaim, f.deadlineInFreeze, f.plannedStart])).toEqual([
+      ['in', 'month-close', null],
+      ['out', null, at('2027-01-13T02:00:00Z')],
+    ]);
+    expect(forecastJson(got[0] as ClaimForecast).deadlineInFreeze).toBe('month-close');
+    expect(got[0]?.atRisk).toBe(true);
+  });
+
+  it('reads occurrences up to the horizon it is given (a deadline two years out)', () => {
+    const recurring = [{ name: 'peak', timezone: 'UTC', yearly: { from: '01-10', to: '01-20' } }];
+    const far = freezeIntervals([], undefined, NOW, recurring, at('2029-12-31T00:00:00Z'));
+    expect(far.map((f) => `${f.label}@${new Date(f.start).toISOString().slice(0, 10)}`)).toEqual([
+      'peak@2027-01-10',
+      'peak@2028-01-10',
+      'peak@2029-01-10',
+    ]);
   });
 });

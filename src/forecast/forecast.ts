@@ -22,12 +22,12 @@
 // deadline still takes its turn (the engine starts it anyway) but is at risk. The planning uses the expected
 // time for the queue and the bound t_rot for the margin, so the margin is the guarantee the engine's t_rot
 // promises, not a best case.
-import type { Freeze, RotationPolicy } from '../generated/api-types.js';
+import type { Freeze, RecurringFreeze, RotationPolicy } from '../generated/api-types.js';
 import type { NodeClaim, NodePool } from '../karpenter/types.js';
 import { policyParams, type PolicyParams } from '../derivation/params.js';
 import { byDeadline, claimRotationBound, deadlineOf, dueBy, eligibleFrom } from '../engine/candidates.js';
 import { A, rfc3339 } from '../engine/annotations.js';
-import { readFreezes } from '../engine/freezes.js';
+import { freezeAt, readFreezes, RECURRING_HORIZON_MS, type FreezeSpan } from '../engine/freezes.js';
 import { occurrences, openIntervals, type Interval } from '../schedule/windows.js';
 
 export interface ClaimForecast {
@@ -51,6 +51,8 @@ export interface ClaimForecast {
   marginSeconds: number | null;
   /** A deadline and no start in a window, in its turn, that leaves t_rot before it is due. */
   atRisk: boolean;
+  /** The freeze the deadline falls inside (its label: a recurring freeze's name, a one-off's field), or null. */
+  deadlineInFreeze: string | null;
 }
 
 export interface ForecastInput {
@@ -61,24 +63,34 @@ export interface ForecastInput {
   periodSeconds: number;
   /** t_rot_est, the derivation's expected rotation time (seconds). */
   expectedRotationSeconds: number;
-  /** Freezes as half-open intervals (epoch ms): freezeIntervals() builds them from the policy and the NodePool. */
-  freezes: readonly Interval[];
+  /** Freezes as half-open intervals (epoch ms), labelled: freezeIntervals() builds them from the policy and the
+   * NodePool. */
+  freezes: readonly (Interval & { label?: string })[];
   now: number;
 }
 
 /**
- * The freezes the engine honours (readFreezes, the engine's own reading), as intervals: each scheduled freeze of
- * the policy, and the NodePool's freeze annotation (frozen from now until then). An unreadable freeze freezes
- * until fixed (the engine fails closed), so it is one interval without end.
+ * The freezes the engine honours (readFreezes, the engine's own reading), as labelled intervals: each scheduled
+ * freeze of the policy, each occurrence of its recurring freezes from now until `until` (the forecast's last
+ * deadline, at least the engine's horizon), and the NodePool's freeze annotation (frozen from now until then).
+ * An unreadable freeze freezes until fixed (the engine fails closed), so it is one interval without end.
  */
 export function freezeIntervals(
   policyFreezes: readonly Freeze[],
   annotation: string | undefined,
   now: number,
-): Interval[] {
-  const { spans, unreadable } = readFreezes(annotation, { name: '', freezes: policyFreezes }, now);
-  if (unreadable !== null) return [{ start: now, end: Infinity }];
-  return spans.filter((f) => f.end > f.start).map(({ start, end }) => ({ start, end }));
+  recurringFreezes: readonly RecurringFreeze[] = [],
+  until: number = now + RECURRING_HORIZON_MS,
+): FreezeSpan[] {
+  const { spans, unreadable } = readFreezes(
+    annotation,
+    { name: '', freezes: policyFreezes, recurringFreezes },
+    now,
+    until,
+  );
+  return unreadable !== null
+    ? [{ start: now, end: Infinity, label: 'an unreadable freeze', name: 'an unreadable freeze', reason: unreadable }]
+    : spans.filter((f) => f.end > f.start);
 }
 
 /**
@@ -96,14 +108,28 @@ export function forecastOf(
   const tRotEst = figures.expectedRotationSeconds;
   if (P === null || tRotEst === null) return null;
   const params = policyParams(policy.spec);
+  const deadlines = claims.map(deadlineOf).filter((d): d is number => d !== null);
+  const until = Math.max(now + RECURRING_HORIZON_MS, ...deadlines);
   return forecast({
     claims,
     params,
     periodSeconds: P,
     expectedRotationSeconds: tRotEst,
-    freezes: freezeIntervals(params.freezes, pool.metadata.annotations?.[A.freeze], now),
+    freezes: freezeIntervals(
+      params.freezes,
+      pool.metadata.annotations?.[A.freeze],
+      now,
+      params.recurringFreezes,
+      until,
+    ),
     now,
   });
+}
+
+/** The label of the freeze containing instant t ('a freeze' for an unlabelled one), or null. */
+function labelAt(freezes: readonly (Interval & { label?: string })[], t: number): string | null {
+  const hit = freezeAt(freezes, t);
+  return hit === null ? null : (hit.label ?? 'a freeze');
 }
 
 /** xs[k], for an index known to be in range. */
@@ -133,6 +159,7 @@ export function forecast(input: ForecastInput): ClaimForecast[] {
       rotationBoundSeconds: claimRotationBound(claim, p.readyTimeout),
       marginSeconds: null,
       atRisk: deadline !== null,
+      deadlineInFreeze: deadline === null ? null : labelAt(input.freezes, deadline),
     };
   };
   const out = new Map(claims.map((c) => [c, base(c)]));
@@ -177,7 +204,11 @@ export function forecast(input: ForecastInput): ClaimForecast[] {
       // Expired by Karpenter before its turn, or due in a freeze that has begun (nothing starts inside it, and it
       // is expired before the freeze ends): at risk, and it takes no turn.
       const due = f.dueBy as number;
-      if (t >= due) continue;
+      // The pool stays free at t for the next claim, never earlier: t already waited for an eligibility.
+      if (t >= due) {
+        cursor = t;
+        continue;
+      }
       const margin = (due - (t + f.rotationBoundSeconds * 1000)) / 1000;
       Object.assign(f, {
         plannedWindow: { ...slot.occurrence },
@@ -202,6 +233,8 @@ export interface ForecastJson {
   rotationBoundSeconds: number;
   marginSeconds: number | null;
   atRisk: boolean;
+  /** The freeze the forced deadline falls inside (a recurring freeze's name, a one-off's field), or null. */
+  deadlineInFreeze: string | null;
 }
 
 /** Whole seconds, on the safe side: an instant is rounded up (a start at eligibleAt + 1 ms shows the next second). */
@@ -219,5 +252,6 @@ export function forecastJson(f: ClaimForecast): ForecastJson {
     // Rounded down, on the safe side, like the start above.
     marginSeconds: f.marginSeconds === null ? null : Math.floor(f.marginSeconds),
     atRisk: f.atRisk,
+    deadlineInFreeze: f.deadlineInFreeze,
   };
 }

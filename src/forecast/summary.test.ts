@@ -18,6 +18,7 @@ const f = (name: string, o: Partial<ClaimForecast>): ClaimForecast => ({
   rotationBoundSeconds: 4620,
   marginSeconds: null,
   atRisk: false,
+  deadlineInFreeze: null,
   ...o,
 });
 const planned = (name: string, window: number, start: number): ClaimForecast =>

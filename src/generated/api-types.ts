@@ -272,7 +272,7 @@ export interface RecurringFreeze {
    */
   rrule?: string;
   /**
-   * With rrule: the first occurrence's local start, "YYYY-MM-DDTHH:MM" in timezone (the rule's DTSTART).
+   * With rrule: the first occurrence's local start, "YYYY-MM-DDTHH:MM" in timezone (the rule's DTSTART), in the years 1970 to 2199.
    */
   start?: string;
   /**

@@ -179,3 +179,27 @@ describe('names in rules that match no NodePool (UnknownNodePool)', () => {
     expect(nearNames('general', ['gpu', 'web'])).toEqual([]);
   });
 });
+
+describe('MaintenancePlan expansion: recurring freezes', () => {
+  const BLACK_FRIDAY = { name: 'black-friday', timezone: 'America/New_York', yearly: { from: '11-27', to: '12-01' } };
+  const MONTH_END = { name: 'month-end', timezone: 'Europe/Berlin', monthly: { from: -1, to: 1 } };
+  const p = plan({
+    nodePoolSelector: {},
+    defaults: { maintenanceWindows: TOKYO as never, recurringFreezes: [BLACK_FRIDAY, MONTH_END] },
+    rules: [
+      { name: 'web', nodePools: ['web'], overrides: { minRotationChances: 3 } },
+      { name: 'batch', nodePools: ['batch'], overrides: { recurringFreezes: [MONTH_END] } },
+      { name: 'gpu', nodePools: ['gpu'], overrides: { recurringFreezes: null as never } },
+    ],
+  });
+  const out = expandPlan(p, pools);
+  const of = (name: string) => out.policies.find((e) => e.nodePool === name)?.policy.spec.recurringFreezes;
+
+  it("declared once in the defaults, they reach every rule's RotationPolicy; an override replaces the list", () => {
+    expect(out.errors).toEqual([]);
+    expect(of('web')).toEqual([BLACK_FRIDAY, MONTH_END]); // a rule that overrides something else inherits them
+    expect(of('db')).toEqual([BLACK_FRIDAY, MONTH_END]); // no rule: the defaults
+    expect(of('batch')).toEqual([MONTH_END]); // lists replace whole
+    expect(of('gpu')).toBeUndefined(); // an explicit null removes them
+  });
+});

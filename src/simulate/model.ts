@@ -7,7 +7,7 @@ import type { Node } from '../kube/types.js';
 import { A, rfc3339 } from '../engine/annotations.js';
 import { apply } from '../engine/apply.js';
 import { deadlineOf } from '../engine/candidates.js';
-import { scheduledFreezeAt, scheduledFreezes } from '../engine/freezes.js';
+import { scheduledFreezeAt, scheduledFreezesBetween } from '../engine/freezes.js';
 import type { Interval } from '../schedule/windows.js';
 import { policyParams, type PolicyParams } from '../derivation/params.js';
 import { decide } from '../engine/decide.js';
@@ -239,7 +239,7 @@ export class SimModel {
   /** The policy's scheduled freezes overlapping [from, to), merged. */
   freezesBetween(from: number, to: number): Interval[] {
     const p = this.policyParams();
-    return p === null ? [] : scheduledFreezes(p).filter((f) => f.end > from && f.start < to);
+    return p === null ? [] : scheduledFreezesBetween(p, from, to);
   }
 
   private policyParams(): PolicyParams | null {
