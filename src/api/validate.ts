@@ -98,7 +98,12 @@ function build(): Ajv {
       return validate;
     },
   });
-  for (const kw of ['x-kubernetes-list-type', 'x-kubernetes-map-type', 'x-noderotation-allowed']) {
+  for (const kw of [
+    'x-kubernetes-list-type',
+    'x-kubernetes-map-type',
+    'x-noderotation-allowed',
+    'x-noderotation-detail',
+  ]) {
     ajv.addKeyword({ keyword: kw, schemaType: ['string', 'array'] });
   }
   ajv.addKeyword({
@@ -221,6 +226,13 @@ function allowedText(e: ErrorObject): string {
       if ((e.params as { format: string }).format === 'date-time')
         return 'an RFC 3339 timestamp such as 2026-12-24T00:00:00Z';
       return typeof hint === 'string' ? hint : `format ${(e.params as { format: string }).format}`;
+    case 'pattern': {
+      // A pattern whose check can say which part of the value is wrong (x-noderotation-detail names it).
+      const detail: unknown = e.parentSchema?.['x-noderotation-detail'];
+      const why = typeof detail === 'string' ? checkDetails[detail]?.(e.data) : undefined;
+      const text = typeof hint === 'string' ? hint : (e.message ?? e.keyword);
+      return why === undefined ? text : `${text} (here: ${why})`;
+    }
     default:
       return typeof hint === 'string' ? hint : (e.message ?? e.keyword);
   }

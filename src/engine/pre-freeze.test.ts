@@ -109,7 +109,7 @@ describe('dueBy and eligibility under preFreezeRotation', () => {
       spec({
         preFreezeRotation: { enabled: true },
         freezes,
-        recurringFreezes: recurring,
+        recurringFreezes: recurring as RotationPolicySpec['recurringFreezes'],
       }),
     );
     expect(dueBy(c, p)).toBe(due);

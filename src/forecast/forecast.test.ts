@@ -365,7 +365,9 @@ describe('recurring freezes in the forecast', () => {
   const wed = [{ timezone: 'UTC', days: ['Wed'], start: '02:00', end: '06:00' }] as MaintenanceWindow[];
   it('names the recurring freeze a deadline falls in, and plans no start inside an occurrence', () => {
     // A monthly freeze on the 6th (a Wednesday in January 2027): the window of the 6th is frozen.
-    const recurring = [{ name: 'month-close', timezone: 'UTC', monthly: { from: 6, to: 6 } }];
+    const recurring: RotationPolicySpec['recurringFreezes'] = [
+      { name: 'month-close', timezone: 'UTC', monthly: { from: 6, to: 6 } },
+    ];
     const p = params(wed, { ageThreshold: '24h', recurringFreezes: recurring });
     const freezes = freezeIntervals(p.freezes, undefined, NOW, p.recurringFreezes);
     const claims = [

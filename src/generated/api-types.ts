@@ -17,9 +17,151 @@ export type Freezes = Freeze[];
 /**
  * Freezes that recur (yearly, monthly or by an RRULE), in addition to the one-off spec.freezes. Names are unique (the list is keyed by name).
  *
- * @maxItems 32
+ * @maxItems 16
  */
-export type RecurringFreezes = RecurringFreeze[];
+export type RecurringFreezes =
+  | []
+  | [RecurringFreeze]
+  | [RecurringFreeze, RecurringFreeze]
+  | [RecurringFreeze, RecurringFreeze, RecurringFreeze]
+  | [RecurringFreeze, RecurringFreeze, RecurringFreeze, RecurringFreeze]
+  | [RecurringFreeze, RecurringFreeze, RecurringFreeze, RecurringFreeze, RecurringFreeze]
+  | [RecurringFreeze, RecurringFreeze, RecurringFreeze, RecurringFreeze, RecurringFreeze, RecurringFreeze]
+  | [
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze
+    ]
+  | [
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze
+    ]
+  | [
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze
+    ]
+  | [
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze
+    ]
+  | [
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze
+    ]
+  | [
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze
+    ]
+  | [
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze
+    ]
+  | [
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze
+    ]
+  | [
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze
+    ]
+  | [
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze,
+      RecurringFreeze
+    ];
 
 export interface NoderotationApi {
   RotationPolicy?: RotationPolicy;

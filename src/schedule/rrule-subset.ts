@@ -1,6 +1,6 @@
-// The RFC 5545 RRULE subset a RecurringFreeze accepts, in one place: the admission rule (CEL, in
-// recurring-freeze.schema.json) repeats these expressions verbatim, the offline check (api/checks.ts) runs them,
-// and rruleProblem names the part a person must fix. A test asserts the schema and this file agree.
+// The RFC 5545 RRULE subset a RecurringFreeze accepts, in one place: the rrule field's pattern and its
+// parts-once CEL rule (recurring-freeze.schema.json) repeat these expressions verbatim, the offline checks
+// (api/checks.ts) run them, and rruleProblem names the part a person must fix. A test asserts they agree.
 
 const DAY = '(MO|TU|WE|TH|FR|SA|SU)';
 const list = (item: string): string => `${item}(,${item})*`;
@@ -34,17 +34,12 @@ export const RRULE_SUBSET_PATTERN = `^(${Object.entries(RRULE_PARTS)
   .map(([name, { value }]) => `${name}=${value}`)
   .join('|')}))*$`;
 
-const SUBSET = new RegExp(RRULE_SUBSET_PATTERN);
 
 /** Each part of the subset at most once, and not both COUNT and UNTIL (RFC 5545); the schema's second rule. */
 export function rrulePartsWellFormed(text: string): boolean {
   const names = text.split(';').map((p) => p.split('=')[0] ?? '');
   const once = Object.keys(RRULE_PARTS).every((k) => names.filter((n) => n === k).length <= 1);
   return once && !(names.includes('COUNT') && names.includes('UNTIL'));
-}
-
-export function rruleInSubset(text: string): boolean {
-  return SUBSET.test(text);
 }
 
 /** What is wrong with a rule outside the subset, naming the part; undefined when the rule is in it. */
