@@ -4,7 +4,8 @@
 // deadlines. By age alone (ageThreshold 10m) neither node is a candidate before the freeze begins, so Karpenter
 // would force both during it. With the option, the node is due by the freeze's start: a candidate at once, it is
 // rotated gracefully (surge first) and its drain begins before the freeze. Without it, the pool is untouched
-// until the freeze begins and then held by it.
+// until the freeze begins and then held by it. The controller's /calendar.ics shows both pools' freeze.
+import ICAL from 'ical.js';
 import { describe, expect, it } from 'vitest';
 import { A, parseTime } from '../../src/engine/annotations.js';
 import { ON_DEMAND_AMD64, poolWithApp } from './helpers/context.js';
@@ -48,6 +49,26 @@ describe('rotation ahead of a freeze under the controller', () => {
         preFreezeRotation: { enabled },
       });
     }
+
+    // The calendar the controller serves, read back by an independent parser: each pool's freeze, to the second.
+    await waitFor(
+      'the freeze of both pools in /calendar.ics',
+      async () => {
+        const text = await controller.calendar();
+        if (text === null) return false;
+        const events = new ICAL.Component(ICAL.parse(text)).getAllSubcomponents('vevent').map((e) => new ICAL.Event(e));
+        return [on.pool, off.pool].every((pool) =>
+          events.some(
+            (e) =>
+              e.summary.startsWith('Freeze: ') &&
+              e.summary.includes(pool) &&
+              e.startDate.toJSDate().getTime() === start &&
+              e.endDate.toJSDate().getTime() === end,
+          ),
+        );
+      },
+      { timeoutMs: 30_000, describe: async () => (await controller.calendar()) ?? '(not served)' },
+    );
 
     await rotatedAndClean(kube, controller, ctlNs, on.pool, on.claim.metadata.name);
     const drain = actionsOn(controller, on.pool).find((l) => l.action === 'deleteNodeClaim');

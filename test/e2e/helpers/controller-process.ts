@@ -117,6 +117,13 @@ export class ControllerProcess {
     return r.text();
   }
 
+  /** The body of /calendar.ics (metrics port), or null while it is not served (503 until the caches sync). */
+  async calendar(): Promise<string | null> {
+    const r = await fetch(`http://127.0.0.1:${this.metricsPort}/calendar.ics`);
+    const body = await r.text();
+    return r.status === 200 ? body : null;
+  }
+
   /** Resolves with the signal that ended the process (null after a normal exit). */
   async ended(): Promise<NodeJS.Signals | null> {
     return (await this.exitSignal) ?? null;
