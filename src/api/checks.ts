@@ -59,6 +59,8 @@ export const checks: Record<string, (self: unknown) => boolean> = {
     (self) => (self.rrule !== undefined) === (self.start !== undefined && self.duration !== undefined),
   ),
   monthDayExists: (self) => typeof self !== 'string' || !MISSING_DAYS.has(self),
+  // Kubernetes' structural schemas have no `const` (a `not: {const: 0}` there refuses every value): CEL instead.
+  nonZeroDay: (self) => self !== 0,
   rrulePartsOnce: (self) => typeof self !== 'string' || rrulePartsWellFormed(self),
   exactlyOneTarget: onObject((self) => (self.nodePoolSelector !== undefined) !== (self.nodePools !== undefined)),
   exactlyOneRuleTarget: onObject((self) => (self.nodePoolSelector !== undefined) !== (self.nodePools !== undefined)),

@@ -600,6 +600,13 @@ describe('recurring freezes: what the patterns cannot say', () => {
       allowed: /BYMONTHDAY takes days 1 to 31/,
     },
     { reason: 'BYSETPOS 0', doc: rrule('FREQ=MONTHLY;BYDAY=MO;BYSETPOS=0'), path: '.rrule', allowed: /BYSETPOS takes/ },
+    {
+      // A CEL rule: a `not: {const: 0}` in the CRD made the apiserver refuse every monthly freeze.
+      reason: 'a monthly day 0',
+      doc: freeze({ monthly: { from: 0, to: 3 } }),
+      path: '.monthly.from',
+      allowed: /0 is no day of the month: use 1 to 31, or -1/,
+    },
   ])('$reason', ({ doc, path, allowed }) => {
     const errors = validateAgainst('rotationPolicy', doc).filter((e) => e.path === `spec.recurringFreezes[0]${path}`);
     expect(errors.length).toBeGreaterThan(0);

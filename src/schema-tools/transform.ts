@@ -147,13 +147,15 @@ export function structuralProblems(schema: JsonSchema, path = 'openAPIV3Schema')
   }
   for (const junctor of ['allOf', 'anyOf', 'oneOf']) {
     for (const sub of (schema[junctor] ?? []) as JsonSchema[]) {
-      for (const bad of ['type', 'default', 'additionalProperties', 'nullable', 'description']) {
+      // const is no keyword of Kubernetes' schemas: inside a `not` it made every value invalid (the apiserver
+      // dropped it and refused everything the empty schema accepts).
+      for (const bad of ['type', 'default', 'additionalProperties', 'nullable', 'description', 'const']) {
         if (bad in sub) problems.push(`${path}.${junctor}: ${bad} is not allowed inside a junctor`);
       }
     }
   }
   if (schema.not && typeof schema.not === 'object') {
-    for (const bad of ['type', 'default', 'additionalProperties', 'nullable', 'description']) {
+    for (const bad of ['type', 'default', 'additionalProperties', 'nullable', 'description', 'const']) {
       if (bad in (schema.not as JsonSchema)) problems.push(`${path}.not: ${bad} is not allowed inside not`);
     }
   }
