@@ -34,7 +34,6 @@ export const RRULE_SUBSET_PATTERN = `^(${Object.entries(RRULE_PARTS)
   .map(([name, { value }]) => `${name}=${value}`)
   .join('|')}))*$`;
 
-
 /** Each part of the subset at most once, and not both COUNT and UNTIL (RFC 5545); the schema's second rule. */
 export function rrulePartsWellFormed(text: string): boolean {
   const names = text.split(';').map((p) => p.split('=')[0] ?? '');
