@@ -56,7 +56,9 @@ describe('rotation ahead of a freeze under the controller', () => {
       async () => {
         const text = await controller.calendar();
         if (text === null) return false;
-        const events = new ICAL.Component(ICAL.parse(text)).getAllSubcomponents('vevent').map((e) => new ICAL.Event(e));
+        const events = ICAL.Component.fromString(text)
+          .getAllSubcomponents('vevent')
+          .map((e) => new ICAL.Event(e));
         return [on.pool, off.pool].every((pool) =>
           events.some(
             (e) =>
