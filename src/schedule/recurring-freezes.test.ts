@@ -1,7 +1,9 @@
 import fc from 'fast-check';
+import { execFileSync } from 'node:child_process';
 import rrulePackage from 'rrule';
 import { describe, expect, it } from 'vitest';
 import type { RecurringFreeze } from '../generated/api-types.js';
+import { intlWall } from '../../test/support/intl-clock.js';
 import { freezeOccurrences, MAX_OCCURRENCES, recurringFreezeOccurrences } from './recurring-freezes.js';
 
 const T = (iso: string): number => Date.parse(iso);
@@ -10,28 +12,9 @@ const spans = (f: RecurringFreeze, from: string, to: string): string[] =>
   freezeOccurrences(f, T(from), T(to)).map((o) => `${iso(o.start)}/${iso(o.end)}`);
 
 // The independent model: the local calendar date of an instant, read through Intl (not through zone.ts).
-const formatters = new Map<string, Intl.DateTimeFormat>();
 function localDate(zone: string, ms: number): { y: number; m: number; d: number; minute: number } {
-  let f = formatters.get(zone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone: zone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-    });
-    formatters.set(zone, f);
-  }
-  const parts = Object.fromEntries(f.formatToParts(new Date(ms)).map((p) => [p.type, p.value]));
-  return {
-    y: Number(parts.year),
-    m: Number(parts.month),
-    d: Number(parts.day),
-    minute: Number(parts.hour) * 60 + Number(parts.minute),
-  };
+  const w = intlWall(zone, ms);
+  return { y: w.year, m: w.month, d: w.day, minute: w.hour * 60 + w.minute };
 }
 const daysIn = (y: number, m: number): number => new Date(Date.UTC(y, m, 0)).getUTCDate();
 const ordinal = (y: number, m: number, d: number): number => Date.UTC(y, m - 1, d) / 86_400_000;
@@ -378,5 +361,28 @@ describe('rrule: the shifts that bound the walk change no occurrence', () => {
       ),
       { numRuns: 80 },
     );
+  });
+});
+
+describe('the rrule package', () => {
+  it('is loaded when a rule is first expanded, not when the module is imported (a process of its own)', () => {
+    // Imported as an ES module its bundle costs the controller about 5 MiB of resident memory
+    // (docs/benchmarks.md); a controller whose policies have no RRULE freeze never loads it.
+    const probe = [
+      "const { createRequire } = await import('node:module');",
+      "const m = await import('./src/schedule/recurring-freezes.ts');",
+      "const rrule = () => Object.keys(createRequire(import.meta.url).cache).filter((k) => k.includes('/rrule/'));",
+      'const before = rrule().length;',
+      "m.freezeOccurrences({ name: 'f', timezone: 'UTC', rrule: 'FREQ=YEARLY', start: '2027-11-26T00:00',",
+      "  duration: '96h' }, Date.parse('2027-01-01T00:00:00Z'), Date.parse('2028-01-01T00:00:00Z'));",
+      'console.log(JSON.stringify({ before, after: rrule().length }));',
+    ].join('\n');
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', probe], {
+      cwd: new URL('../..', import.meta.url),
+      encoding: 'utf8',
+    });
+    const seen = JSON.parse(out) as { before: number; after: number };
+    expect(seen.before).toBe(0);
+    expect(seen.after).toBeGreaterThan(0); // the probe sees the package once it is used: it would see it before
   });
 });

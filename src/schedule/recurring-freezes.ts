@@ -12,14 +12,21 @@
 // that walk: a rule without COUNT starts from the period-aligned start nearest the span (the skipped periods
 // change nothing, its defaults made explicit), and the whole calendar moves forward by whole 400-year Gregorian
 // cycles (the same weekdays and leap years) so that the span ends within 400 years of year 9999.
-import rrulePackage from 'rrule';
+import { createRequire } from 'node:module';
 import type { RecurringFreeze } from '../generated/api-types.js';
 import { parseDuration } from '../util/duration.js';
 import type { Interval } from './windows.js';
 import { instantToWall, wallToInstant } from './zone.js';
 
-const { RRule } = rrulePackage;
-type Options = NonNullable<ConstructorParameters<typeof RRule>[0]>;
+type RRuleClass = typeof import('rrule').RRule;
+type Options = NonNullable<ConstructorParameters<RRuleClass>[0]>;
+
+// The package is loaded when a rule is first expanded, and through require: imported as an ES module (Node's
+// CommonJS interop over its UMD bundle) it added 5 MiB to the controller's resident memory at start, required
+// 1.5 MiB (docs/benchmarks.md), and most policies have no RRULE freeze at all.
+let loaded: RRuleClass | undefined;
+const rruleClass = (): RRuleClass =>
+  (loaded ??= (createRequire(import.meta.url)('rrule') as typeof import('rrule')).RRule);
 
 /** One occurrence of a recurring freeze: [start, end) in epoch ms, with the freeze's name. */
 export interface FreezeOccurrence extends Interval {
@@ -97,6 +104,7 @@ const addYears = (wall: Date, years: number): Date => {
 
 /** The rule's options anchored at `anchor` instead of `dtstart`, its dtstart-derived defaults made explicit. */
 function anchored(opts: Partial<Options>, dtstart: Date, anchor: Date): Partial<Options> {
+  const RRule = rruleClass();
   const out: Partial<Options> = { ...opts, dtstart: anchor, tzid: null };
   out.byhour = dtstart.getUTCHours();
   out.byminute = dtstart.getUTCMinutes();
@@ -114,6 +122,7 @@ function anchored(opts: Partial<Options>, dtstart: Date, anchor: Date): Partial<
 
 /** The period-aligned start nearest before `lo` (a wall time): the first instant of a period of the rule. */
 function anchorBefore(opts: Partial<Options>, dtstart: Date, lo: Date): Date {
+  const RRule = rruleClass();
   const interval = opts.interval ?? 1;
   const minute = dtstart.getUTCHours() * 60 + dtstart.getUTCMinutes();
   const [y, m] = [dtstart.getUTCFullYear(), dtstart.getUTCMonth() + 1];
@@ -145,6 +154,7 @@ function rrule(f: RecurringFreeze, text: string, from: number, to: number): Free
   const [hh, mm] = time.split(':').map(Number) as [number, number];
   const dtstart = wallDate(y, m, d, hh * 60 + mm);
   const durationMs = parseDuration(f.duration ?? '0s') * 1000;
+  const RRule = rruleClass();
   const opts = RRule.parseString(text);
   // Wall starts whose occurrence may overlap [from, to).
   const lo = new Date(from - durationMs - ZONE_MARGIN_MS);
