@@ -10,6 +10,13 @@ export interface GoZoneInfo {
   version: string;
   /** Every entry name of zoneinfo.zip, sorted. */
   names: string[];
+  /** The offsets below run from 1970 until the start of this year. */
+  offsetsUntilYear: number;
+  /**
+   * Each name's UTC offsets over [1970, offsetsUntilYear) as Go's time package computes them (scripts/tzdata):
+   * [offset in seconds at 1970-01-01T00:00Z, then pairs of (transition in Unix seconds, offset from then on)].
+   */
+  offsets: Record<string, number[]>;
 }
 
 const END_OF_CENTRAL_DIRECTORY = 0x06054b50;
@@ -61,5 +68,29 @@ export function readGoZoneInfo(): GoZoneInfo {
     .sort();
   const version = /^DATA=(\S+)$/m.exec(readFileSync(join(dir, 'update.bash'), 'utf8'))?.[1];
   if (!version) throw new Error(`${join(dir, 'update.bash')} names no DATA= tz release`);
-  return { version, names };
+  return {
+    version,
+    names,
+    offsetsUntilYear: OFFSETS_UNTIL_YEAR,
+    offsets: goOffsets(join(dir, 'zoneinfo.zip'), names),
+  };
+}
+
+/**
+ * The offset tables end here: 75 years past today cover every expireAfter, horizon and forecast in use; an instant
+ * after it (or before 1970) is read through Intl instead (src/schedule/zone.ts).
+ */
+const OFFSETS_UNTIL_YEAR = 2101;
+
+/** Runs scripts/tzdata (Go's time package over the same zoneinfo.zip) for the offsets of every name. */
+function goOffsets(zip: string, names: string[]): Record<string, number[]> {
+  const out = execFileSync('go', ['run', '.', String(OFFSETS_UNTIL_YEAR)], {
+    cwd: join(import.meta.dirname, 'tzdata'),
+    input: names.join('\n'),
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    // ZONEINFO: the zip, never the system's tz database, which time.LoadLocation would otherwise read first.
+    env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod', ZONEINFO: zip },
+  });
+  return JSON.parse(out) as Record<string, number[]>;
 }

@@ -1,6 +1,10 @@
+import fc from 'fast-check';
 import { IANAZone } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { TIMEZONES } from '../generated/timezones.js';
+import { TIMEZONES, TZDATA_VERSION } from '../generated/timezones.js';
+import { TZ_TABLE_OF, TZ_TABLES } from '../generated/tz-offsets.js';
+import { intlOffsetSeconds } from '../../test/support/intl-clock.js';
+import { decodeOffsets, encodeOffsets, offsetAt } from './tz-table.js';
 import { isValidTimezone, offsetMinutes, suggestTimezone } from './zone.js';
 
 describe("time zones: exactly the names Go's time.LoadLocation accepts", () => {
@@ -48,5 +52,75 @@ describe("time zones: exactly the names Go's time.LoadLocation accepts", () => {
 
   it('an unknown zone reaching the offset engine is an error naming it, not a wrong offset', () => {
     expect(() => offsetMinutes('JST', 0)).toThrow('unknown time zone "JST"');
+  });
+});
+
+describe("offsets: Go's, from the generated tables, and the same as ICU's for the same tz release", () => {
+  it(`Node's ICU holds the tz release the tables were generated from (${TZDATA_VERSION})`, () => {
+    // Otherwise the comparisons below compare two releases: regenerate (npm run generate) with a Go of the same.
+    expect(process.versions.tz).toBe(TZDATA_VERSION);
+  });
+
+  it('every zone, a second before and at each of its transitions 1970–2100, and twice a year between', () => {
+    const differ: string[] = [];
+    const check = (zone: string, ms: number): void => {
+      const ours = offsetMinutes(zone, ms) * 60;
+      const icu = intlOffsetSeconds(zone, ms);
+      if (ours !== icu && differ.length < 20) differ.push(`${zone} at ${new Date(ms).toISOString()}: ${ours} ≠ ${icu}`);
+    };
+    let transitions = 0;
+    for (const zone of TIMEZONES) {
+      const { transitions: at } = decodeOffsets(TZ_TABLES[TZ_TABLE_OF[zone] as number] as string);
+      for (const t of at) {
+        check(zone, t - 1000);
+        check(zone, t);
+      }
+      transitions += at.length;
+      for (let year = 1970; year < 2101; year++) {
+        check(zone, Date.UTC(year, 0, 15));
+        check(zone, Date.UTC(year, 6, 15));
+      }
+    }
+    expect(differ).toEqual([]);
+    expect(transitions).toBeGreaterThan(50_000); // the walk saw the tables (55,786 in 2025c)
+  });
+
+  it.each([
+    { reason: 'before 1970, Berlin in summer (CET then, no DST)', zone: 'Europe/Berlin', at: '1960-07-01T12:00:00Z' },
+    { reason: 'after the tables, New York in summer (EDT)', zone: 'America/New_York', at: '2150-07-01T12:00:00Z' },
+    { reason: 'after the tables, New York in winter (EST)', zone: 'America/New_York', at: '2150-01-01T12:00:00Z' },
+    { reason: 'Monrovia before 1972: −00:44:30', zone: 'Africa/Monrovia', at: '1971-06-01T00:00:00Z' },
+  ])('$reason: $zone at $at', ({ zone, at }) => {
+    const ms = Date.parse(at);
+    expect(offsetMinutes(zone, ms) * 60).toBe(intlOffsetSeconds(zone, ms));
+  });
+});
+
+describe('tz-table: the text form of offsets, read back', () => {
+  const row = fc
+    .tuple(
+      fc.integer({ min: -50_400, max: 50_400 }),
+      fc.uniqueArray(fc.integer({ min: 0, max: 4_133_980_799 }), { maxLength: 40 }),
+      fc.array(fc.integer({ min: -50_400, max: 50_400 }), { minLength: 40, maxLength: 40 }),
+    )
+    .map(([first, at, offsets]) => [first, ...[...at].sort((a, b) => a - b).flatMap((t, i) => [t, offsets[i % 6]])]);
+
+  it('gives the offset of the last transition at or before each instant, the first offset before them all', () => {
+    fc.assert(
+      fc.property(row, fc.integer({ min: 0, max: 4_133_980_799 }), (r, probe) => {
+        const table = decodeOffsets(encodeOffsets(r as number[]));
+        const pairs: [number, number][] = [];
+        for (let i = 1; i < r.length; i += 2) pairs.push([r[i] as number, r[i + 1] as number]);
+        const expected = (s: number): number => pairs.filter(([t]) => t <= s).at(-1)?.[1] ?? (r[0] as number);
+        for (const s of [probe, ...pairs.flatMap(([t]) => [t - 1, t, t + 1])].filter((s) => s >= 0)) {
+          expect(offsetAt(table, s * 1000)).toBe(expected(s));
+        }
+      }),
+    );
+  });
+
+  it('refuses what it cannot write: transitions out of order, before the epoch', () => {
+    expect(() => encodeOffsets([0, 10, 3600, 5, 0])).toThrow('out of order');
+    expect(() => encodeOffsets([0, -10, 3600])).toThrow('before the epoch');
   });
 });

@@ -4,12 +4,16 @@
 //    (02:30 on a day that jumps 02:00→03:00 is 03:30), the same instant a clock keeps counting to;
 //  - a wall time that occurs twice at a fall-back transition means its first occurrence (the earlier instant).
 // Which names are zones is decided by the list generated from Go's tz database (src/generated/timezones.ts),
-// exactly the names the reference controller's time.LoadLocation accepts, case-sensitive; Luxon (through Intl)
-// only supplies the offsets. ICU's extra names (JST, PST, IST, lower-case spellings) are therefore refused.
-import { IANAZone } from 'luxon';
+// exactly the names the reference controller's time.LoadLocation accepts, case-sensitive; ICU's extra names
+// (JST, PST, IST, lower-case spellings) are therefore refused. The offsets are Go's too, from 1970 until the end of
+// the generated tables (src/generated/tz-offsets.ts, read by tz-table.ts); only an instant outside them is read
+// through Intl (Luxon, loaded then), so that a process whose instants all fall inside never loads ICU's data.
+import { createRequire } from 'node:module';
 import { TIMEZONES } from '../generated/timezones.js';
+import { TZ_OFFSETS_UNTIL_MS, TZ_TABLE_OF, TZ_TABLES } from '../generated/tz-offsets.js';
 import { boundedCache } from '../util/bounded-cache.js';
 import { describeValue } from '../util/describe.js';
+import { decodeOffsets, offsetAt, type OffsetTable } from './tz-table.js';
 
 const KNOWN: ReadonlySet<string> = new Set(TIMEZONES);
 
@@ -26,32 +30,45 @@ export function suggestTimezone(name: string): string | undefined {
   return hit !== name ? hit : undefined;
 }
 
-// Every zone in use is one of ~600 names; the bound only guards against a caller that skipped validation.
-const zones = boundedCache<string, IANAZone>(1024);
+// Every zone in use is one of ~600 names, each decoded once (a few hundred numbers).
+const tables = new Map<string, OffsetTable>();
 
-function zone(name: string): IANAZone {
-  return zones.get(name, (n) => {
-    if (!isValidTimezone(n)) throw new Error(`unknown time zone ${describeValue(n)}`);
-    return IANAZone.create(n);
+function table(name: string): OffsetTable {
+  let t = tables.get(name);
+  if (!t) {
+    const at = isValidTimezone(name) ? TZ_TABLE_OF[name] : undefined;
+    if (at === undefined) throw new Error(`unknown time zone ${describeValue(name)}`);
+    t = decodeOffsets(TZ_TABLES[at] as string);
+    tables.set(name, t);
+  }
+  return t;
+}
+
+type Luxon = typeof import('luxon');
+let luxon: Luxon | undefined;
+// Outside the tables, offsets come from Intl, which is slow; every UTC offset in use today is a multiple of 15
+// minutes, so transitions fall on 15-minute UTC boundaries and one lookup per quarter hour is exact.
+const QUARTER_MS = 900_000;
+const intlOffsets = boundedCache<string, number>(10_000);
+
+function intlOffsetMinutes(zoneName: string, epochMs: number): number {
+  table(zoneName); // refuses an unknown name as inside the tables
+  const bucket = Math.floor(epochMs / QUARTER_MS);
+  return intlOffsets.get(`${zoneName}|${bucket}`, () => {
+    luxon ??= createRequire(import.meta.url)('luxon') as Luxon;
+    return luxon.IANAZone.create(zoneName).offset(bucket * QUARTER_MS);
   });
 }
 
-// Offsets are looked up through Intl, which is slow; every UTC offset in use today is a multiple of 15
-// minutes, so transitions fall on 15-minute UTC boundaries and one lookup per quarter hour is exact.
-const QUARTER_MS = 900_000;
-// A year of quarter hours is 35k entries per zone: a few zones' worth of a year's calendar stay cached.
-const offsets = boundedCache<string, number>(200_000);
-
 /** UTC offset in minutes of `zoneName` at the instant `epochMs`. */
 export function offsetMinutes(zoneName: string, epochMs: number): number {
-  const bucket = Math.floor(epochMs / QUARTER_MS);
-  return offsets.get(`${zoneName}|${bucket}`, () => zone(zoneName).offset(bucket * QUARTER_MS));
+  if (epochMs >= 0 && epochMs < TZ_OFFSETS_UNTIL_MS) return offsetAt(table(zoneName), epochMs) / 60;
+  return intlOffsetMinutes(zoneName, epochMs);
 }
 
 /**
- * Loads each valid zone of `names` and its offset at `epochMs`: the first use of a zone goes through ICU's
- * data and Intl's formatter (milliseconds each, tens for the first zone of a process), which a long-running
- * process would rather pay at its start than in its first decisions. Unknown names are left for validation.
+ * Decodes the table of each valid zone of `names` and reads its offset at `epochMs`: what a long-running process
+ * would rather do at its start than in its first decisions. Unknown names are left for validation.
  */
 export function prepareZones(names: Iterable<unknown>, epochMs: number): void {
   for (const n of new Set(names)) if (typeof n === 'string' && isValidTimezone(n)) offsetMinutes(n, epochMs);

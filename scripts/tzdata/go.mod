@@ -1,0 +1,3 @@
+module noderotation.io/scripts/tzdata
+
+go 1.26
