@@ -266,7 +266,7 @@ describe("the chart's conventions (Karpenter's and cert-manager's charts)", () =
     expect(none.priorityClassName).toBeUndefined();
   });
 
-  it('takes security contexts, extra env, volumes and mounts from values (OpenShift: contexts left to the SCC)', () => {
+  it('takes security contexts, extra env, volumes and mounts from values (null drops a whole context)', () => {
     const ms = manifests(
       helmTemplate([
         'podSecurityContext=null',
@@ -287,6 +287,63 @@ describe("the chart's conventions (Karpenter's and cert-manager's charts)", () =
     expect(c.volumeMounts).toEqual([{ name: 'ca', mountPath: '/etc/ssl/corp' }]);
     expect((pod as { volumes?: unknown[] }).volumes).toEqual([{ name: 'ca', configMap: { name: 'corp-ca' } }]);
     expect(kubeconform(ms.map((m) => JSON.stringify(m)).join('\n---\n'))).toMatch(/^exit 0/);
+  });
+});
+
+describe('security contexts on OpenShift (restricted-v2 assigns the user and group)', () => {
+  // The controller's Deployment and the `helm test` Job, rendered together.
+  const pods = (set: string[], extra: string[] = []) => {
+    const args = ['template', 'noderotation', CHART, '--namespace', NAMESPACE, ...extra];
+    for (const s of set) args.push('--set', s);
+    const ms = manifests(ok(toolPath('helm'), args));
+    const job = find(ms, 'Job') as Manifest & { spec: { template: { spec: PodSpec } } };
+    return { ms, specs: [deployment(ms).pod, job.spec.template.spec] };
+  };
+  const ids = ['runAsUser', 'runAsGroup', 'fsGroup'];
+  const idsIn = (ctx: Record<string, unknown> | undefined) => ids.filter((k) => ctx !== undefined && k in ctx);
+
+  it('sets the image user and group by default, in the Deployment and the helm test Job', () => {
+    for (const pod of pods([]).specs) {
+      expect(pod.securityContext).toEqual({
+        runAsNonRoot: true,
+        runAsUser: 65532,
+        runAsGroup: 65532,
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+    }
+  });
+
+  it('keeps them with podSecurityContext={} (Helm merges maps: an empty one removes nothing)', () => {
+    for (const pod of pods([], ['--set-json', 'podSecurityContext={}', '--set-json', 'securityContext={}']).specs)
+      expect(idsIn(pod.securityContext)).toEqual(ids.slice(0, 2));
+  });
+
+  it('drops every user and group ID, and nothing else, with openshift.adaptSecurityContext=true', () => {
+    const { ms, specs } = pods([
+      'openshift.adaptSecurityContext=true',
+      'podSecurityContext.fsGroup=65532',
+      'securityContext.runAsUser=65532',
+      'securityContext.runAsGroup=65532',
+    ]);
+    for (const pod of specs) {
+      expect(pod.securityContext).toEqual({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+      expect(pod.containers[0]!.securityContext).toEqual({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+      });
+    }
+    expect(kubeconform(ms.map((m) => JSON.stringify(m)).join('\n---\n'))).toMatch(/^exit 0/);
+  });
+
+  it('drops one key set to null, as values.yaml says', () => {
+    for (const pod of pods(['podSecurityContext.runAsUser=null', 'podSecurityContext.runAsGroup=null']).specs)
+      expect(pod.securityContext).toEqual({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+  });
+
+  it('passes helm lint --strict', () => {
+    const args = ['lint', CHART, '--strict', '--namespace', NAMESPACE, '--set', 'openshift.adaptSecurityContext=true'];
+    expect(ok(toolPath('helm'), args)).toContain('1 chart(s) linted, 0 chart(s) failed');
   });
 });
 
