@@ -4,10 +4,17 @@
 import { CommanderError } from 'commander';
 import { InputFileError, readStdinBounded } from './io.js';
 import { buildProgram, CommandUsageError } from './program.js';
-import { EXIT_INTERNAL, EXIT_INVALID, processStopSignal, type Io } from './process.js';
+import { EXIT_INTERNAL, EXIT_INVALID, processStopSignal, tolerateClosedPipe, type Io } from './process.js';
 
 /** Commander's ends that are not errors: --help, help, --version. */
 const CLEAN_EXITS = new Set(['commander.helpDisplayed', 'commander.help', 'commander.version']);
+
+/** The process's own run (bin/ and cli/from-source.ts): its standard streams, which a reader may close early. */
+export function mainProcess(argv: string[]): Promise<number> {
+  tolerateClosedPipe(process.stdout);
+  tolerateClosedPipe(process.stderr);
+  return main(argv, { stdout: process.stdout, stderr: process.stderr });
+}
 
 export async function main(argv: string[], io: Partial<Io> & Pick<Io, 'stdout' | 'stderr'>): Promise<number> {
   const full: Io = {

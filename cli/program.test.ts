@@ -1,7 +1,7 @@
 // The command line's conventions (issue 21): per-command --help, versions, one-line usage errors, -o yaml
 // wherever -o json is, simulate --fail-on, --kubeconfig/--context pointing at a cluster, and the completion
 // scripts written from the same command tree.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
@@ -82,6 +82,35 @@ describe('version', () => {
     expect(json).toEqual({ version: VERSION, node: process.version });
     expect(parse((await cli(['version', '-o', 'yaml'])).out)).toEqual(json);
   });
+});
+
+describe('a reader that closes the pipe early (`noderotation explain --help | head -1`)', () => {
+  /** The CLI as a real process, its standard output a pipe closed before the first byte is written. */
+  function closedPipe(args: string[]): Promise<{ code: number | null; signal: string | null; err: string }> {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'cli/from-source.ts'), ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.destroy();
+    let err = '';
+    child.stderr.setEncoding('utf8').on('data', (t: string) => (err += t));
+    return new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, err })));
+  }
+
+  it.each([
+    [['explain', '--help'], 0],
+    [['help', 'simulate'], 0],
+    [['--version'], 0],
+    [['version'], 0],
+    [['validate', '-f', 'examples/rotationpolicy-weekly-fatal.yaml', '-f', 'examples/nodepools.yaml'], 1],
+  ])(
+    '%j: its own exit status, nothing on stderr',
+    async (args, status) => {
+      const r = await closedPipe(args);
+      expect(r).toEqual({ code: status, signal: null, err: '' });
+    },
+    60_000,
+  );
 });
 
 describe('usage errors: one line naming the command, the problem and its --help; exit 2; nothing on stdout', () => {
