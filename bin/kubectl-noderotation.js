@@ -3,4 +3,4 @@
 import { pluginArgs } from '../dist/cli/kubectl-plugin.js';
 import { mainProcess } from '../dist/cli/main.js';
 
-process.exitCode = await mainProcess(pluginArgs(process.argv.slice(2)));
+process.exitCode = await mainProcess(pluginArgs(process.argv.slice(2)), 'kubectl noderotation');
