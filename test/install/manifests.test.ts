@@ -3,7 +3,7 @@
 // controller's RBAC exactly controller/rbac.ts in both, its admission policies exactly controller/admission.ts, the
 // Deployment's hardening, and the values schema.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -415,6 +415,10 @@ describe("the chart's ServiceAccount, names and CRDs", () => {
       expect(c.spec).toEqual(base.spec);
     }
     expect(crds(manifests(helmTemplate(['crds.install=false'])))).toEqual([]);
+    // No crds/ directory (Helm installs that once, never upgrades it): nothing for Flux's install.crds/upgrade.crds
+    // to act on, and docs/operations.md does not send Flux users to them.
+    expect(existsSync(path.join(CHART, 'crds'))).toBe(false);
+    expect(readFileSync(path.join(repoRoot, 'docs/operations.md'), 'utf8')).not.toMatch(/crds: Create/);
     for (const c of crds(manifests(helmTemplate(['crds.keep=false'])))) expect(c.metadata.annotations).toBeUndefined();
   });
 });
