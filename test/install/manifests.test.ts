@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { admissionPolicy, NODE_SPEC_FIELDS } from '../../controller/admission.js';
 import { ControllerMetrics } from '../../controller/metrics.js';
 import { CLUSTER_RULES, NAMESPACE_RULES, type Rule } from '../../controller/rbac.js';
@@ -168,6 +169,15 @@ describe('the kustomize base and the chart', () => {
       const exprs = JSON.stringify(find(ms, 'PrometheusRule').spec);
       expect(exprs.match(/job=\\"([^"\\]+)\\"/g)?.every((m) => m.includes('noderotation-controller'))).toBe(true);
     }
+  });
+
+  it('run the same images: the controller tagged <appVersion>, the Crossplane package v<appVersion>', () => {
+    const chart = parse(readFileSync(path.join(CHART, 'Chart.yaml'), 'utf8')) as { appVersion: string };
+    const pkg = (ms: Manifest[]) => (find(ms, 'Function') as unknown as { spec: { package: string } }).spec.package;
+    expect(pkg(helmAll)).toBe(pkg(kustomize));
+    expect(pkg(helmAll)).toMatch(new RegExp(`/function-noderotation:v${chart.appVersion.replace(/\./g, '\\.')}$`));
+    expect(deployment(helmDefault).container.image).toBe(deployment(kustomize).container.image);
+    expect(deployment(helmDefault).container.image).toMatch(new RegExp(`:${chart.appVersion.replace(/\./g, '\\.')}$`));
   });
 
   it('size the controller the same (CONTROLLER_RESOURCES in both)', () => {
