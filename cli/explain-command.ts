@@ -3,7 +3,7 @@ import { explain, reportJson } from '../src/explain/explain.js';
 import { renderLegend, renderTable } from '../src/explain/table.js';
 import { commandInputs, inputProblems, reportInvalid, reportPlanErrors, requirePoolsAndPolicies } from './inputs.js';
 import { oneOf, parseNow } from './flags.js';
-import { OUTPUTS } from './formats.js';
+import { OUTPUT_ALIASES, OUTPUTS } from './formats.js';
 import { structured } from './output.js';
 import { EXIT_FATAL, EXIT_OK, wantsColour, type Io } from './process.js';
 import { severityLabel } from '../src/util/severity-label.js';
@@ -21,7 +21,7 @@ export async function runExplain(values: ExplainOptions, io: Io, mode: 'explain'
     io.stdout.write(renderLegend());
     return EXIT_OK;
   }
-  const output = oneOf('-o', values.output, OUTPUTS[mode]);
+  const output = oneOf('-o', OUTPUT_ALIASES[mode]?.[values.output] ?? values.output, OUTPUTS[mode]);
   const colour = wantsColour(io.stdout, io.env ?? process.env);
   const errColour = wantsColour(io.stderr, io.env ?? process.env);
   const now = parseNow(values.now, io.now);

@@ -2,12 +2,17 @@
 // and each command narrows its -o with them. The first is the default.
 export const OUTPUTS = {
   explain: ['table', 'json', 'yaml'],
-  validate: ['text', 'json', 'yaml'],
+  validate: ['table', 'json', 'yaml'],
   render: ['yaml', 'json'],
   status: ['table', 'wide', 'json', 'yaml'],
   simulate: ['table', 'json', 'yaml', 'html'],
   version: ['text', 'json', 'yaml'],
 } as const;
+
+/** Former names a command still takes for one of its formats: validate's table was called text. */
+export const OUTPUT_ALIASES: Partial<Record<keyof typeof OUTPUTS, Record<string, string>>> = {
+  validate: { text: 'table' },
+};
 
 export type OutputOf<C extends keyof typeof OUTPUTS> = (typeof OUTPUTS)[C][number];
 

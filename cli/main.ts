@@ -4,12 +4,26 @@
 import { CommanderError } from 'commander';
 import { InputFileError, readStdinBounded } from './io.js';
 import { buildProgram, CommandUsageError } from './program.js';
-import { EXIT_INTERNAL, EXIT_INVALID, processStopSignal, type Io } from './process.js';
+import { EXIT_INTERNAL, EXIT_INVALID, processStopSignal, tolerateClosedPipe, type Io } from './process.js';
 
 /** Commander's ends that are not errors: --help, help, --version. */
 const CLEAN_EXITS = new Set(['commander.helpDisplayed', 'commander.help', 'commander.version']);
 
-export async function main(argv: string[], io: Partial<Io> & Pick<Io, 'stdout' | 'stderr'>): Promise<number> {
+/**
+ * The process's own run (bin/ and cli/from-source.ts): its standard streams, which a reader may close early.
+ * `invokedAs`: the name its usage and errors give it (bin/kubectl-noderotation.js: `kubectl noderotation`).
+ */
+export function mainProcess(argv: string[], invokedAs?: string): Promise<number> {
+  tolerateClosedPipe(process.stdout);
+  tolerateClosedPipe(process.stderr);
+  return main(argv, { stdout: process.stdout, stderr: process.stderr }, invokedAs);
+}
+
+export async function main(
+  argv: string[],
+  io: Partial<Io> & Pick<Io, 'stdout' | 'stderr'>,
+  invokedAs = 'noderotation',
+): Promise<number> {
   const full: Io = {
     now: () => Date.now(),
     readStdin: (limit) => readStdinBounded(limit),
@@ -25,6 +39,7 @@ export async function main(argv: string[], io: Partial<Io> & Pick<Io, 'stdout' |
       sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
     },
     (c) => (code = c),
+    invokedAs,
   );
   if (argv.length === 0) {
     full.stdout.write(program.helpInformation());
@@ -38,7 +53,7 @@ export async function main(argv: string[], io: Partial<Io> & Pick<Io, 'stdout' |
       if (CLEAN_EXITS.has(err.code)) return 0;
       const sub = program.commands.find((c) => c.name() === argv[0]);
       const unknownCommand = err.code === 'commander.unknownCommand';
-      usageLine(full, sub && !unknownCommand ? `noderotation ${sub.name()}` : 'noderotation', err.message);
+      usageLine(full, sub && !unknownCommand ? `${invokedAs} ${sub.name()}` : invokedAs, err.message);
       return EXIT_INVALID;
     }
     if (err instanceof CommandUsageError) {

@@ -37,3 +37,17 @@ export function processStopSignal(): Promise<string> {
     for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => resolve(sig));
   });
 }
+
+/**
+ * Let the reader of a pipe stop early (`noderotation explain --help | head -1`). Node reports the closed pipe as
+ * an 'error' event (EPIPE) on the stream; unhandled, it ends the process with a stack trace and exit 1, which
+ * means "a fatal finding". Commander writes help in several writes, so help lost that race most often; data output
+ * is one write and lost it only when larger than the pipe's buffer. What is left to write is dropped, and the
+ * command ends with its own status. Any other error on the stream is still thrown.
+ */
+export function tolerateClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') return;
+    throw err;
+  });
+}

@@ -1,7 +1,7 @@
 // The command line's conventions (issue 21): per-command --help, versions, one-line usage errors, -o yaml
 // wherever -o json is, simulate --fail-on, --kubeconfig/--context pointing at a cluster, and the completion
 // scripts written from the same command tree.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
@@ -67,21 +67,49 @@ describe('help', () => {
 });
 
 describe('version', () => {
-  it.each([['--version'], ['controller', '--version'], ['function', '--version']])(
-    '%j prints package.json version',
+  it.each([['version'], ['--version'], ['controller', '--version'], ['function', '--version']])(
+    '%j prints the same line: package.json version and the Node that runs it',
     async (...args: string[]) => {
       const r = await cli(args);
       expect(r.code).toBe(0);
-      expect(r.out).toBe(`${VERSION}\n`);
+      expect(r.out).toBe(`noderotation ${VERSION} (Node ${process.version})\n`);
     },
   );
 
   it('version: text, and the same in -o json and -o yaml', async () => {
-    expect((await cli(['version'])).out).toBe(`noderotation ${VERSION} (Node ${process.version})\n`);
     const json = JSON.parse((await cli(['version', '-o', 'json'])).out) as unknown;
     expect(json).toEqual({ version: VERSION, node: process.version });
     expect(parse((await cli(['version', '-o', 'yaml'])).out)).toEqual(json);
   });
+});
+
+describe('a reader that closes the pipe early (`noderotation explain --help | head -1`)', () => {
+  /** The CLI as a real process, its standard output a pipe closed before the first byte is written. */
+  function closedPipe(args: string[]): Promise<{ code: number | null; signal: string | null; err: string }> {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'cli/from-source.ts'), ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.destroy();
+    let err = '';
+    child.stderr.setEncoding('utf8').on('data', (t: string) => (err += t));
+    return new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, err })));
+  }
+
+  it.each([
+    [['explain', '--help'], 0],
+    [['help', 'simulate'], 0],
+    [['--version'], 0],
+    [['version'], 0],
+    [['validate', '-f', 'examples/rotationpolicy-weekly-fatal.yaml', '-f', 'examples/nodepools.yaml'], 1],
+  ])(
+    '%j: its own exit status, nothing on stderr',
+    async (args, status) => {
+      const r = await closedPipe(args);
+      expect(r).toEqual({ code: status, signal: null, err: '' });
+    },
+    60_000,
+  );
 });
 
 describe('usage errors: one line naming the command, the problem and its --help; exit 2; nothing on stdout', () => {
@@ -154,6 +182,42 @@ describe('-o yaml carries what -o json carries', () => {
   });
 });
 
+describe('kubectl noderotation (the plugin names itself as invoked)', () => {
+  it.each([[['--help']], [['explain', '--help']], [[]]])('%j: its usage says kubectl noderotation', async (args) => {
+    const r = await cli(args, '', 'kubectl noderotation');
+    expect(r.out).toMatch(/^Usage: kubectl noderotation /);
+    expect(r.out).not.toMatch(/^Usage: noderotation/m);
+  });
+
+  it('a usage error names it and its --help', async () => {
+    const r = await cli(['explain', '--bogus'], '', 'kubectl noderotation');
+    expect(r.err).toBe(
+      "kubectl noderotation explain: unknown option '--bogus'; see 'kubectl noderotation explain --help'\n",
+    );
+    const twice = await cli(['status', '--now', 'a', '--now', 'b'], '', 'kubectl noderotation');
+    expect(twice.err).toMatch(/^kubectl noderotation status: --now given 2 times/);
+  });
+
+  it('bin/kubectl-noderotation.js runs the program under that name', () => {
+    expect(readFileSync(join(ROOT, 'bin/kubectl-noderotation.js'), 'utf8')).toMatch(
+      /mainProcess\(pluginArgs\(process\.argv\.slice\(2\)\), 'kubectl noderotation'\)/,
+    );
+  });
+});
+
+describe('validate -o', () => {
+  const files = ['-f', ex('rotationpolicy-weekly-fatal.yaml'), '-f', ex('nodepools.yaml')];
+  it('takes table, as the other commands do, the default; text is the same (its former name)', async () => {
+    const plain = await cli(['validate', ...files]);
+    expect(plain.out).toMatch(/checked: 1 fatal/);
+    for (const o of ['table', 'text']) expect(await cli(['validate', ...files, '-o', o])).toEqual(plain);
+  });
+
+  it('offers table, json and yaml in --help', async () => {
+    expect((await cli(['validate', '--help'])).out).toMatch(/choices: "table", "json", "yaml"/);
+  });
+});
+
 describe('simulate --fail-on', () => {
   const scenario = ex('scenarios/worked-example.yaml');
   it('exits 1, naming the outcome, when the run shows it; 0 when it does not', async () => {
@@ -167,6 +231,18 @@ describe('simulate --fail-on', () => {
     expect(managed.code).toBe(0);
     // Without the flag the same baseline run exits 0: the table is the result.
     expect((await cli(['simulate', '-f', scenario, '--baseline'])).code).toBe(0);
+  });
+
+  it('takes a comma-separated list as kubectl does, as well as the flag repeated', async () => {
+    const both = ['forceful-expirations', 'forceful-fallbacks'];
+    const listed = await cli(['simulate', '-f', scenario, '--baseline', '--fail-on', both.join(',')]);
+    const repeated = await cli(['simulate', '-f', scenario, '--baseline', ...both.flatMap((o) => ['--fail-on', o])]);
+    expect(listed.code).toBe(1);
+    expect(listed.err).toMatch(/\(--fail-on forceful-expirations\)/);
+    expect(listed).toEqual(repeated);
+    const bad = await cli(['simulate', '-f', scenario, '--fail-on', 'forceful-expirations,expirations']);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain("'forceful-expirations,expirations' is invalid");
   });
 
   it('refuses an outcome it does not know', async () => {

@@ -64,6 +64,12 @@ Exit status: 0 the calendar was written, 2 invalid input or usage, 3 an internal
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
+/**
+ * The line `version` and every --version print: the program, its version and the Node that runs it (what a bug
+ * report needs); `version -o json` has the same two fields for scripts.
+ */
+const versionLine = (): string => `noderotation ${programVersion()} (Node ${process.version})`;
+
 function fileFlags(cmd: Command, recursive = true): Command {
   cmd.option('-f, --filename <file>', 'a file, a directory, a pipe, or - for standard input; repeatable', collect);
   return recursive ? cmd.option('-R, --recursive', 'read the sub-directories of a -f directory too') : cmd;
@@ -115,11 +121,18 @@ function refuseRepeats(cmd: Command, path: string): void {
 /** The flags that may be given several times (their values collect). */
 const REPEATABLE = new Set(['filename', 'failOn', 'nodepool']);
 
-/** A repeatable flag with a fixed set of values: each checked, all kept. */
+/**
+ * A repeatable flag with a fixed set of values, which also takes them comma-separated as kubectl's list flags
+ * do (`--fail-on a,b` is `--fail-on a --fail-on b`): each checked, all kept.
+ */
 function repeatableChoice(flags: string, description: string, choices: readonly string[]): Option {
   const opt = new Option(flags, description).argParser((value: string, previous: string[] | undefined) => {
-    if (!choices.includes(value)) throw new InvalidArgumentError(`Allowed choices are ${choices.join(', ')}.`);
-    return [...(previous ?? []), value];
+    const values = value.split(',');
+    if (!values.every((v) => choices.includes(v)))
+      throw new InvalidArgumentError(
+        `Allowed choices are ${choices.join(', ')} (comma-separated, or repeat the flag).`,
+      );
+    return [...(previous ?? []), ...values];
   });
   opt.argChoices = [...choices];
   return opt;
@@ -127,13 +140,14 @@ function repeatableChoice(flags: string, description: string, choices: readonly 
 
 /**
  * The program, with `done` receiving each action's exit status. Nothing is parsed or loaded here: main.ts calls
- * parseAsync and turns its errors into exit statuses.
+ * parseAsync and turns its errors into exit statuses. `invokedAs` is the name its usage and errors give it:
+ * `kubectl noderotation` when kubectl runs it as a plugin.
  */
-export function buildProgram(rt: ProgramRuntime, done: (code: number) => void): Command {
+export function buildProgram(rt: ProgramRuntime, done: (code: number) => void, invokedAs = 'noderotation'): Command {
   const { io } = rt;
-  const program = new Command('noderotation')
+  const program = new Command(invokedAs)
     .description('Move Karpenter node expiry into maintenance windows, gracefully.')
-    .version(programVersion(), '--version', 'print the version')
+    .version(versionLine(), '--version', 'print the version')
     .helpOption('-h, --help', 'show help')
     .helpCommand('help [command]', 'show help for a command')
     .showSuggestionAfterError(true)
@@ -161,7 +175,7 @@ export function buildProgram(rt: ProgramRuntime, done: (code: number) => void): 
         done(await run(opts));
       } catch (e) {
         if (e instanceof UsageError || e instanceof ControllerUsageError)
-          throw new CommandUsageError(`noderotation ${name}`, e.message);
+          throw new CommandUsageError(`${invokedAs} ${name}`, e.message);
         throw e;
       }
     });
@@ -239,7 +253,13 @@ export function buildProgram(rt: ProgramRuntime, done: (code: number) => void): 
     .option('--duration <duration>', 'with --from-cluster: how long to simulate, e.g. 60d or 1440h (default 60d)')
     .option('--sample <n>', 'with -o html: how many node lives to draw row by row')
     .option('--pool <name>', 'with --from-cluster -o html: the NodePool drawn node by node')
-    .addOption(repeatableChoice('--fail-on <outcome>', 'exit 1 when the simulation shows it; repeatable', FAIL_ON))
+    .addOption(
+      repeatableChoice(
+        '--fail-on <outcome>',
+        'exit 1 when the simulation shows it; repeatable or comma-separated',
+        FAIL_ON,
+      ),
+    )
     .addHelpText(
       'after',
       '\n-f SCENARIO: one Scenario (noderotation.io/v1alpha1); with --from-cluster, -f gives changed policies ' +
@@ -256,7 +276,7 @@ export function buildProgram(rt: ProgramRuntime, done: (code: number) => void): 
         stopSignal: rt.stopSignal(),
       }),
   );
-  functionOptions(fn).version(programVersion(), '--version', 'print the version');
+  functionOptions(fn).version(versionLine(), '--version', 'print the version');
 
   const controller = command(
     'controller',
@@ -268,11 +288,11 @@ export function buildProgram(rt: ProgramRuntime, done: (code: number) => void): 
         stopSignal: rt.stopSignal(),
       }),
   );
-  controllerOptions(controller).version(programVersion(), '--version', 'print the version');
+  controllerOptions(controller).version(versionLine(), '--version', 'print the version');
 
   const version = command('version', 'Print the version.', async (opts: { output: string }) => {
     const v = { version: programVersion(), node: process.version };
-    if (opts.output === 'text') io.stdout.write(`noderotation ${v.version} (Node ${v.node})\n`);
+    if (opts.output === 'text') io.stdout.write(`${versionLine()}\n`);
     else io.stdout.write((await import('./output.js')).structured(v, opts.output as 'json' | 'yaml'));
     return EXIT_OK;
   });
@@ -288,7 +308,7 @@ export function buildProgram(rt: ProgramRuntime, done: (code: number) => void): 
       done(EXIT_OK);
     });
 
-  for (const cmd of program.commands) refuseRepeats(cmd, `noderotation ${cmd.name()}`);
+  for (const cmd of program.commands) refuseRepeats(cmd, `${invokedAs} ${cmd.name()}`);
   return program;
 }
 

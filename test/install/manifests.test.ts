@@ -3,12 +3,13 @@
 // controller's RBAC exactly controller/rbac.ts in both, its admission policies exactly controller/admission.ts, the
 // Deployment's hardening, and the values schema.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { admissionPolicy, NODE_SPEC_FIELDS } from '../../controller/admission.js';
 import { ControllerMetrics } from '../../controller/metrics.js';
 import { CLUSTER_RULES, NAMESPACE_RULES, type Rule } from '../../controller/rbac.js';
@@ -170,6 +171,15 @@ describe('the kustomize base and the chart', () => {
     }
   });
 
+  it('run the same images: the controller tagged <appVersion>, the Crossplane package v<appVersion>', () => {
+    const chart = parse(readFileSync(path.join(CHART, 'Chart.yaml'), 'utf8')) as { appVersion: string };
+    const pkg = (ms: Manifest[]) => (find(ms, 'Function') as unknown as { spec: { package: string } }).spec.package;
+    expect(pkg(helmAll)).toBe(pkg(kustomize));
+    expect(pkg(helmAll)).toMatch(new RegExp(`/function-noderotation:v${chart.appVersion.replace(/\./g, '\\.')}$`));
+    expect(deployment(helmDefault).container.image).toBe(deployment(kustomize).container.image);
+    expect(deployment(helmDefault).container.image).toMatch(new RegExp(`:${chart.appVersion.replace(/\./g, '\\.')}$`));
+  });
+
   it('size the controller the same (CONTROLLER_RESOURCES in both)', () => {
     expect(deployment(helmDefault).container.resources).toEqual(deployment(kustomize).container.resources);
   });
@@ -266,7 +276,7 @@ describe("the chart's conventions (Karpenter's and cert-manager's charts)", () =
     expect(none.priorityClassName).toBeUndefined();
   });
 
-  it('takes security contexts, extra env, volumes and mounts from values (OpenShift: contexts left to the SCC)', () => {
+  it('takes security contexts, extra env, volumes and mounts from values (null drops a whole context)', () => {
     const ms = manifests(
       helmTemplate([
         'podSecurityContext=null',
@@ -287,6 +297,63 @@ describe("the chart's conventions (Karpenter's and cert-manager's charts)", () =
     expect(c.volumeMounts).toEqual([{ name: 'ca', mountPath: '/etc/ssl/corp' }]);
     expect((pod as { volumes?: unknown[] }).volumes).toEqual([{ name: 'ca', configMap: { name: 'corp-ca' } }]);
     expect(kubeconform(ms.map((m) => JSON.stringify(m)).join('\n---\n'))).toMatch(/^exit 0/);
+  });
+});
+
+describe('security contexts on OpenShift (restricted-v2 assigns the user and group)', () => {
+  // The controller's Deployment and the `helm test` Job, rendered together.
+  const pods = (set: string[], extra: string[] = []) => {
+    const args = ['template', 'noderotation', CHART, '--namespace', NAMESPACE, ...extra];
+    for (const s of set) args.push('--set', s);
+    const ms = manifests(ok(toolPath('helm'), args));
+    const job = find(ms, 'Job') as Manifest & { spec: { template: { spec: PodSpec } } };
+    return { ms, specs: [deployment(ms).pod, job.spec.template.spec] };
+  };
+  const ids = ['runAsUser', 'runAsGroup', 'fsGroup'];
+  const idsIn = (ctx: Record<string, unknown> | undefined) => ids.filter((k) => ctx !== undefined && k in ctx);
+
+  it('sets the image user and group by default, in the Deployment and the helm test Job', () => {
+    for (const pod of pods([]).specs) {
+      expect(pod.securityContext).toEqual({
+        runAsNonRoot: true,
+        runAsUser: 65532,
+        runAsGroup: 65532,
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+    }
+  });
+
+  it('keeps them with podSecurityContext={} (Helm merges maps: an empty one removes nothing)', () => {
+    for (const pod of pods([], ['--set-json', 'podSecurityContext={}', '--set-json', 'securityContext={}']).specs)
+      expect(idsIn(pod.securityContext)).toEqual(ids.slice(0, 2));
+  });
+
+  it('drops every user and group ID, and nothing else, with openshift.adaptSecurityContext=true', () => {
+    const { ms, specs } = pods([
+      'openshift.adaptSecurityContext=true',
+      'podSecurityContext.fsGroup=65532',
+      'securityContext.runAsUser=65532',
+      'securityContext.runAsGroup=65532',
+    ]);
+    for (const pod of specs) {
+      expect(pod.securityContext).toEqual({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+      expect(pod.containers[0]!.securityContext).toEqual({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+      });
+    }
+    expect(kubeconform(ms.map((m) => JSON.stringify(m)).join('\n---\n'))).toMatch(/^exit 0/);
+  });
+
+  it('drops one key set to null, as values.yaml says', () => {
+    for (const pod of pods(['podSecurityContext.runAsUser=null', 'podSecurityContext.runAsGroup=null']).specs)
+      expect(pod.securityContext).toEqual({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+  });
+
+  it('passes helm lint --strict', () => {
+    const args = ['lint', CHART, '--strict', '--namespace', NAMESPACE, '--set', 'openshift.adaptSecurityContext=true'];
+    expect(ok(toolPath('helm'), args)).toContain('1 chart(s) linted, 0 chart(s) failed');
   });
 });
 
@@ -358,6 +425,10 @@ describe("the chart's ServiceAccount, names and CRDs", () => {
       expect(c.spec).toEqual(base.spec);
     }
     expect(crds(manifests(helmTemplate(['crds.install=false'])))).toEqual([]);
+    // No crds/ directory (Helm installs that once, never upgrades it): nothing for Flux's install.crds/upgrade.crds
+    // to act on, and docs/operations.md does not send Flux users to them.
+    expect(existsSync(path.join(CHART, 'crds'))).toBe(false);
+    expect(readFileSync(path.join(repoRoot, 'docs/operations.md'), 'utf8')).not.toMatch(/crds: Create/);
     for (const c of crds(manifests(helmTemplate(['crds.keep=false'])))) expect(c.metadata.annotations).toBeUndefined();
   });
 });

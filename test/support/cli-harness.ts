@@ -7,15 +7,16 @@ export interface Run {
   err: string;
 }
 
-/** Runs `noderotation <args>` with the clock at 2027-01-04T00:00:00Z. */
-export async function cli(args: string[], stdin: string | Buffer = ''): Promise<Run> {
+/** Runs `noderotation <args>` (or the program as `invokedAs`) with the clock at 2027-01-04T00:00:00Z. */
+export async function cli(args: string[], stdin: string | Buffer = '', invokedAs?: string): Promise<Run> {
   let out = '';
   let err = '';
-  const code = await main(args, {
+  const io = {
     stdout: { write: (t: string) => (out += t) },
     stderr: { write: (t: string) => (err += t) },
     now: () => Date.parse('2027-01-04T00:00:00Z'),
     readStdin: () => stdin,
-  });
+  };
+  const code = await main(args, io, invokedAs);
   return { code, out, err };
 }

@@ -51,3 +51,19 @@ app.kubernetes.io/component: controller
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
 {{- end -}}
+
+{{/*
+A security context from values ("ctx": podSecurityContext or securityContext) as YAML, empty when nothing is left.
+With openshift.adaptSecurityContext it drops the user and group IDs, which OpenShift's restricted-v2 SCC assigns
+from the namespace's range and refuses when set to anything else. A map cannot be emptied with `{}` (Helm merges
+maps into the defaults), hence this value.
+*/}}
+{{- define "noderotation.securityContext" -}}
+{{- $ctx := .ctx | default dict -}}
+{{- if .root.Values.openshift.adaptSecurityContext -}}
+{{- $ctx = omit $ctx "runAsUser" "runAsGroup" "fsGroup" -}}
+{{- end -}}
+{{- if $ctx -}}
+{{- toYaml $ctx -}}
+{{- end -}}
+{{- end -}}
