@@ -153,6 +153,11 @@ export class Controller {
     await this.caches.stop();
   }
 
+  /** True while NodePools are queued or being decided. */
+  working(): boolean {
+    return (this.queue?.depth ?? 0) + (this.queue?.busy ?? 0) > 0;
+  }
+
   private enqueueAll(): void {
     this.enqueue(this.caches.nodePools.list().map((p) => p.metadata.name));
   }

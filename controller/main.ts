@@ -9,6 +9,7 @@ import { KubeClient } from '../runtime/kube/client.js';
 import { KubeconfigError, resolveKubeconfig, type KubeAuth } from '../runtime/kube/kubeconfig.js';
 import { jsonLogger } from './log.js';
 import { ControllerMetrics } from './metrics.js';
+import { exposedGc, startHeapCompaction } from '../runtime/heap/compaction.js';
 import { realClock } from '../runtime/queue/clock.js';
 import { replica } from './replica.js';
 import { programVersion } from '../runtime/version/version.js';
@@ -33,13 +34,18 @@ export interface ControllerIo {
   stopSignal: Promise<string>;
 }
 
+// Full collections when idle (runtime/heap/compaction.ts): the first once the start-up lists and passes are over.
+const COMPACTION_FIRST_MS = 20_000;
+const COMPACTION_EVERY_MS = 60_000;
+
 /** Runs until stopped. Returns the exit status: 0 after an orderly stop, 1 when leadership was lost. */
 export async function runController(flags: ControllerFlags, io: ControllerIo): Promise<number> {
   const log = jsonLogger(flags.logLevel, (l) => io.stderr.write(l));
   const identity = `${hostname()}_${randomUUID()}`;
   // The first line: which build runs, before anything that can fail.
   const { namespace, leaderElect } = flags;
-  log.info('starting', { version: programVersion(), identity, namespace, leaderElect });
+  const gc = exposedGc();
+  log.info('starting', { version: programVersion(), identity, namespace, leaderElect, heapCompaction: !!gc });
   const metrics = new ControllerMetrics();
   const kc = loadKubeConfig(flags.kubeconfig, io.env);
   const client = new KubeClient(kc, (method, path, status) => metrics.request(method, resourceOf(path), status));
@@ -90,9 +96,17 @@ export async function runController(flags: ControllerFlags, io: ControllerIo): P
   });
 
   replicaOfProcess.start();
+  const compaction = startHeapCompaction({
+    clock: realClock,
+    gc,
+    busy: () => replicaOfProcess.controller.working(),
+    firstMs: COMPACTION_FIRST_MS,
+    everyMs: COMPACTION_EVERY_MS,
+  });
 
   const reason = await Promise.race([stopped, lostLeadership.then((w) => (lost = w))]);
   log.info('stopping', { reason });
+  compaction.stop();
   await replicaOfProcess.stop(lost !== null);
   for (const s of servers) await close(s);
   client.close();

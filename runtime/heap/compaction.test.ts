@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../queue/clock.js';
+import { startHeapCompaction } from './compaction.js';
+
+describe('heap compaction: a full collection at quiet moments', () => {
+  const setup = (opts: { busy?: () => boolean; gc?: boolean } = {}) => {
+    const clock = new ManualClock();
+    const calls: number[] = [];
+    const c = startHeapCompaction({
+      clock,
+      gc: opts.gc === false ? undefined : () => calls.push(clock.mono()),
+      busy: opts.busy ?? (() => false),
+      firstMs: 20_000,
+      everyMs: 60_000,
+    });
+    return { clock, calls, c };
+  };
+
+  it.each([
+    { reason: 'idle: first after start-up, then once a turn', busyAt: [] as number[], want: [20_000, 80_000, 140_000] },
+    { reason: 'busy at the first turn: skipped, taken at the next', busyAt: [20_000], want: [80_000, 140_000] },
+    { reason: 'busy at every turn: never', busyAt: [20_000, 80_000, 140_000], want: [] },
+  ])('$reason', ({ busyAt, want }) => {
+    const at: { clock?: ManualClock } = {};
+    const s = setup({ busy: () => busyAt.includes(at.clock?.mono() ?? -1) });
+    at.clock = s.clock;
+    s.clock.advance(150_000);
+    expect(s.calls).toEqual(want);
+    expect(s.c.runs()).toBe(want.length);
+  });
+
+  it('without an exposed collector, schedules nothing', () => {
+    const s = setup({ gc: false });
+    s.clock.advance(600_000);
+    expect(s.calls).toEqual([]);
+    expect(s.c.runs()).toBe(0);
+  });
+
+  it('stop cancels the next turn', () => {
+    const s = setup();
+    s.clock.advance(30_000);
+    s.c.stop();
+    s.clock.advance(600_000);
+    expect(s.calls).toEqual([20_000]);
+  });
+});
