@@ -251,6 +251,27 @@ describe('layer 1 and layer 2 findings', () => {
     }
   });
 
+  it.each([
+    {
+      reason: 'a legacy name: the text names the field, the fix keeps its fixed -05:00',
+      zone: 'EST',
+      fix: 'America/Panama',
+    },
+    {
+      reason: 'Etc/GMT-9 is UTC+09:00: the fix keeps +09:00, not the sign written',
+      zone: 'Etc/GMT-9',
+      fix: 'Asia/Tokyo',
+    },
+    { reason: 'Etc/GMT+12: no zone keeps UTC-12:00 without the trap, so a warning without a fix', zone: 'Etc/GMT+12' },
+  ])('MisleadingTimezone: $reason', ({ zone, fix }) => {
+    const d = run({ maintenanceWindows: [WED_SAT[0], { ...WED_SAT[0], timezone: zone }] as never });
+    const path = 'spec.maintenanceWindows[1].timezone';
+    expect(d.findings.map((f) => [f.reason, f.field, f.fix])).toEqual([
+      ['MisleadingTimezone', path, fix && { object: 'RotationPolicy', path, value: fix }],
+    ]);
+    expect(d.findings[0]?.message.startsWith(`${path}: "${zone}" is `)).toBe(true);
+  });
+
   it('names the freeze, its length and D, and ends it D after its start (RFC 3339 UTC) as the fix', () => {
     const d = run({ freezes: [freeze('2027-01-01T00:00:00Z', 2), freeze('2027-01-09T09:00:00+09:00', 9)] });
     expect(d.findings).toEqual([

@@ -9,7 +9,8 @@ export function nearNames(name: string, known: readonly string[]): string[] {
     .map((x) => x.k);
 }
 
-function editDistance(a: string, b: string): number {
+/** Levenshtein distance: insertions, deletions and substitutions of one character. */
+export function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
