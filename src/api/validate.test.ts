@@ -118,6 +118,41 @@ describe('schema validation errors name the field, what was found and what is al
     expect(e?.allowed).toMatch(allowed);
   });
 
+  const window = (w: Record<string, unknown>) => policy({ nodePools: ['a'], maintenanceWindows: [{ ...WIN, ...w }] });
+  it.each([
+    { reason: 'a day in lower case', doc: window({ days: ['wed'] }), path: 'days[0]', hint: '(did you mean "Wed"?)' },
+    { reason: 'a day written out', doc: window({ days: ['Wednesday'] }), path: 'days[0]', hint: '"Wed"?' },
+    { reason: 'a day one letter off: the nearest', doc: window({ days: ['Tus'] }), path: 'days[0]', hint: '"Tue"?' },
+    {
+      reason: 'two letters: each day one edit away',
+      doc: window({ days: ['Tu'] }),
+      path: 'days[0]',
+      hint: '"Tue" or "Thu"?',
+    },
+    { reason: 'nothing near: no guess', doc: window({ days: ['Funday'] }), path: 'days[0]', hint: null },
+    {
+      reason: 'an enum value with two letters swapped',
+      doc: {
+        ...policy({ nodePools: ['a'], maintenanceWindows: [WIN] }),
+        status: { nodePools: [{ name: 'a', activeRotation: { nodeClaim: 'c', mode: 'sruge', phase: 'pending' } }] },
+      },
+      path: 'activeRotation.mode',
+      hint: '(did you mean "surge"?)',
+    },
+    {
+      reason: 'a typo in a zone name',
+      doc: window({ timezone: 'Europe/Berln' }),
+      path: 'timezone',
+      hint: '(did you mean "Europe/Berlin"?)',
+    },
+  ])('did you mean the near value: $reason', ({ doc, path, hint }) => {
+    const errors = validateAgainst('rotationPolicy', doc);
+    const e = errors.find((x) => x.path.endsWith(path));
+    expect(e, JSON.stringify(errors)).toBeDefined();
+    if (hint === null) expect(e?.allowed).not.toContain('did you mean');
+    else expect(e?.allowed).toContain(hint);
+  });
+
   it.each([
     { reason: 'JST is an ICU abbreviation, not a tz database name', timezone: 'JST' },
     { reason: 'PST is an ICU abbreviation', timezone: 'PST' },

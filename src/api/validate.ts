@@ -4,6 +4,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { isValidTimezone, suggestTimezone } from '../schedule/zone.js';
 import { describeValue } from '../util/describe.js';
+import { nearValues } from '../util/near-names.js';
 import { parseExpireAfter, parseKarpenterDuration } from '../util/duration.js';
 import { isQuantity, QUANTITY_ALLOWED } from '../util/quantity.js';
 import { checkDetails, checks } from './checks.js';
@@ -180,6 +181,10 @@ export function fieldPath(pointer: string, child?: string): string {
   return out === '' ? '(document)' : out;
 }
 
+/** " (did you mean "a" or "b"?)" for the near values, nothing without one. */
+export const didYouMean = (near: readonly string[]): string =>
+  near.length === 0 ? '' : ` (did you mean ${near.map((n) => JSON.stringify(n)).join(' or ')}?)`;
+
 function allowedText(e: ErrorObject): string {
   const hint: unknown = e.parentSchema?.['x-noderotation-allowed'];
   switch (e.keyword) {
@@ -191,7 +196,9 @@ function allowedText(e: ErrorObject): string {
     }
     case 'enum': {
       const values = (e.params as { allowedValues: unknown[] }).allowedValues;
-      return `one of ${values.map((v) => JSON.stringify(v)).join(', ')}`;
+      const strings = values.filter((v): v is string => typeof v === 'string');
+      const near = typeof e.data === 'string' ? nearValues(e.data, strings) : [];
+      return `one of ${values.map((v) => JSON.stringify(v)).join(', ')}${didYouMean(near)}`;
     }
     case 'type': {
       const type = `a value of type ${(e.params as { type: string }).type}`;
@@ -221,7 +228,7 @@ function allowedText(e: ErrorObject): string {
     case 'format':
       if ((e.params as { format: string }).format === 'iana-timezone') {
         const hint = typeof e.data === 'string' ? suggestTimezone(e.data) : undefined;
-        return hint === undefined ? TIMEZONE_ALLOWED : `${TIMEZONE_ALLOWED} (did you mean ${JSON.stringify(hint)}?)`;
+        return `${TIMEZONE_ALLOWED}${didYouMean(hint === undefined ? [] : [hint])}`;
       }
       if ((e.params as { format: string }).format === 'date-time')
         return 'an RFC 3339 timestamp such as 2026-12-24T00:00:00Z';
