@@ -486,7 +486,7 @@ const cases: Case[] = [
           "2027-01-04T00:00:00Z. Fix the input of this function's step in the Composition.",
       );
       expect(messages.join('\n')).toContain(
-        'input.calendarstart: found an unknown field; allowed: one of calendarStart',
+        'input.calendarstart: found an unknown field (did you mean "calendarStart"?); allowed: one of calendarStart',
       );
     },
   },
