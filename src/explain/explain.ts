@@ -148,8 +148,11 @@ const strip = (f: ReportFinding | Finding): ReportFinding => ({
   ...(f.fix ? { fix: f.fix } : {}),
 });
 
-/** The JSON form, keys in the documented order. */
-export function reportJson(report: ExplainResult['report']): string {
+/**
+ * The JSON form, keys in the documented order: per NodePool, and `findings` about the input objects as a whole
+ * (each naming its object and field), so that the machine output carries every finding the text shows.
+ */
+export function reportJson(report: ExplainResult['report'], inputFindings: ExplainResult['inputFindings']): string {
   const pools = report.nodePools.map((p) => ({
     nodePool: p.nodePool,
     policy: p.policy,
@@ -163,7 +166,8 @@ export function reportJson(report: ExplainResult['report']): string {
     findings: p.findings.map(strip),
     ...(p.forecast ? { forecast: p.forecast.map(forecastJson) } : {}),
   }));
-  return `${JSON.stringify({ nodePools: pools }, null, 2)}\n`;
+  const findings = inputFindings.map((f) => ({ object: f.object, field: f.field, ...strip(f) }));
+  return `${JSON.stringify({ nodePools: pools, findings }, null, 2)}\n`;
 }
 
 /**
