@@ -285,6 +285,34 @@ const cases: Case[] = [
     },
   },
   {
+    reason:
+      "a rule's selector that matches no NodePool → WARNING SelectorMatchesNothing at the label, with the near " +
+      'value; the plan is still composed',
+    req: () =>
+      request(
+        planXr({
+          defaults: { maintenanceWindows: [TOKYO_WED_SAT] },
+          rules: [{ name: 'api', nodePoolSelector: { matchLabels: { team: 'paymnets' } }, overrides: {} }],
+        }),
+        [nodePool('general', { labels: { team: 'payments' } })],
+      ),
+    check: (rsp) => {
+      expect(results(rsp)).toEqual([
+        {
+          severity: 'WARNING',
+          reason: 'SelectorMatchesNothing',
+          message:
+            "MaintenancePlan platform: spec.rules[0].nodePoolSelector.matchLabels.team: rule api's " +
+            'spec.rules[0].nodePoolSelector matches none of the 1 NodePool given: no NodePool has team=paymnets ' +
+            '(did you mean "payments"?), so its overrides reach no NodePool. Set ' +
+            'spec.rules[0].nodePoolSelector.matchLabels.team to payments, or fix the selector otherwise.',
+        },
+      ]);
+      expect(policyOf(rsp, 'rotationpolicy-general')).toBeDefined();
+      expect(planValid(rsp)).toEqual({ status: 'CONDITION_TRUE', reason: 'Accepted' });
+    },
+  },
+  {
     reason: "a warning caused by a rule's override names that override (spec.rules[i].overrides...), not the defaults",
     req: () =>
       request(

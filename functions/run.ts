@@ -21,7 +21,7 @@ import { validateAgainst } from '../src/api/validate.js';
 import type { Figures } from '../src/derivation/derive.js';
 import type { Finding } from '../src/derivation/findings.js';
 import { analysePool, explain } from '../src/explain/explain.js';
-import { expandPlan, planNameFindings, shortenName } from '../src/plan/expand.js';
+import { expandPlan, planTargetFindings, shortenName } from '../src/plan/expand.js';
 import { planFinding, planOrigin } from '../src/plan/fix-target.js';
 import { sortKeys } from '../src/util/canonical.js';
 import { parseDuration, parseExpireAfter } from '../src/util/duration.js';
@@ -157,8 +157,8 @@ export function run(req: RunFunctionRequest, env: RunEnv): RunFunctionResponse {
   const excluded = outcomes.filter((o) => o.kind === 'excluded').length;
   for (const o of outcomes) if (o.kind === 'invalid' || o.kind === 'policy') problems.push(...o.problems);
   if (problems.some((p) => p.severity === 'fatal')) return finish(rsp, problems, null);
-  // Names in the plan's rules that no NodePool has (or the plan's selector leaves out): warnings.
-  for (const f of planNameFindings(plan, pools))
+  // Names and selectors in the plan's rules that match no NodePool (or only ones the plan leaves out): warnings.
+  for (const f of planTargetFindings(plan, pools))
     problems.push({
       severity: f.severity,
       reason: f.reason,

@@ -39,6 +39,7 @@ export const REASONS = {
   PolicyConflict: 'fatal',
   NoGovernedNodePools: 'fatal',
   UnknownNodePool: 'warning',
+  SelectorMatchesNothing: 'warning',
   InvalidPolicy: 'fatal',
 } as const satisfies Record<string, Severity>;
 

@@ -7,9 +7,10 @@ import { derive, NULL_FIGURES, type Figures } from '../derivation/derive.js';
 import { finding, type Finding, type Fix } from '../derivation/findings.js';
 import { policyParams } from '../derivation/params.js';
 import { shortLeadFindings } from '../derivation/short-lead.js';
-import { expandPlan, planNameFindings, unknownNodePoolFindings, type ExpansionError } from '../plan/expand.js';
+import { expandPlan, planTargetFindings, unknownNodePoolFindings, type ExpansionError } from '../plan/expand.js';
 import { planFinding, withoutFix } from '../plan/fix-target.js';
 import { governingPolicy } from '../policy/resolve.js';
+import { selectorFindings } from '../policy/selector-findings.js';
 import type { WindowFigures } from '../schedule/windows.js';
 import { figuresCache } from '../schedule/figures-cache.js';
 import { setPath } from '../util/set-path.js';
@@ -188,10 +189,16 @@ export function effectivePolicies(
     const names = p.spec.nodePools ?? [];
     for (const f of unknownNodePoolFindings(names, 'spec.nodePools', inputs.nodePools, 'the policy', 'RotationPolicy'))
       result.inputFindings.push({ ...f, object });
+    const selector = p.spec.nodePoolSelector;
+    const target = { path: 'spec.nodePoolSelector', owner: 'the policy', kind: 'RotationPolicy' } as const;
+    const effect = 'the policy governs no NodePool';
+    if (selector && !p.spec.nodePools)
+      for (const f of selectorFindings({ ...target, selector, effect }, inputs.nodePools))
+        result.inputFindings.push({ ...f, object });
   }
   for (const plan of inputs.plans) {
     const object = `MaintenancePlan ${plan.metadata.name}`;
-    for (const f of planNameFindings(plan, inputs.nodePools)) result.inputFindings.push({ ...f, object });
+    for (const f of planTargetFindings(plan, inputs.nodePools)) result.inputFindings.push({ ...f, object });
     const expansion = expandPlan(plan, inputs.nodePools);
     for (const e of expansion.errors) result.planErrors.push({ ...e, plan: plan.metadata.name });
     for (const x of expansion.excluded) result.excluded.push({ ...x, plan: plan.metadata.name });

@@ -89,7 +89,11 @@ const caseArb = fc.record({
   minRotationChances: fc.integer({ min: 1, max: 3 }),
   ageThreshold: fc.oneof(fc.constant(undefined), hours(1, 600)),
   surge: surgeArb,
-  nodePoolName: fc.constantFrom('general', 'genral'),
+  // By name or by label, now and then misspelt (the pool is general, labelled tier: general).
+  target: fc.oneof(
+    fc.constantFrom('general', 'genral').map((n) => ({ nodePools: [n] })),
+    fc.constantFrom('general', 'genral', 'gpu').map((tier) => ({ nodePoolSelector: { matchLabels: { tier } } })),
+  ),
   expireAfter: fc.oneof(hours(24, 800), fc.constant('Never')),
   terminationGracePeriod: fc.oneof(fc.constant(undefined), minutes(10, 2880)),
 });
@@ -127,7 +131,7 @@ function objectsOf(c: Case): { policy: Obj; pool: Obj } {
     kind: 'RotationPolicy',
     metadata: { name: 'p' },
     spec: {
-      nodePools: [c.nodePoolName],
+      ...c.target,
       maintenanceWindows: c.windows.filter((w) => w.start !== w.end),
       minRotationChances: c.minRotationChances,
       ...(c.ageThreshold !== undefined ? { ageThreshold: c.ageThreshold } : {}),
@@ -136,7 +140,7 @@ function objectsOf(c: Case): { policy: Obj; pool: Obj } {
       ...(c.recurringFreezes.length > 0 ? { recurringFreezes: c.recurringFreezes } : {}),
     },
   };
-  const pool = nodePoolObject({ name: 'general', ...c });
+  const pool = nodePoolObject({ name: 'general', labels: { tier: 'general' }, ...c });
   return { policy, pool };
 }
 
@@ -206,6 +210,7 @@ describe('suggested fixes', () => {
         'OverrideRejected',
         'ProvisioningEstimateAboveReadyTimeout',
         'RetryFasterThanAttempt',
+        'SelectorMatchesNothing',
         'SingleRotationChance',
         'UnboundedDrain',
         'UnknownNodePool',
@@ -237,7 +242,8 @@ const settingsArb = (required: ('maintenanceWindows' | 'minRotationChances')[]) 
 const ruleArb = fc.record({
   target: fc.oneof(
     fc.subarray([...POOLS, 'genral'], { minLength: 1 }).map((nodePools) => ({ nodePools })),
-    fc.constantFrom('a', 'b').map((tier) => ({ nodePoolSelector: { matchLabels: { tier } } })),
+    // 'aa' matches no NodePool: one edit from 'a', its fix when a NodePool of the plan has tier a.
+    fc.constantFrom('a', 'b', 'aa').map((tier) => ({ nodePoolSelector: { matchLabels: { tier } } })),
   ),
   exclude: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
   overrides: settingsArb([]),
@@ -386,7 +392,7 @@ describe('suggested fixes for NodePools a MaintenancePlan governs', () => {
     const inPlan = (where: string): string[] =>
       [...new Set(keys.filter((k) => k.endsWith(` ${where}`)).map((k) => k.split(' ')[0] as string))].sort();
     expect([...new Set([...inPlan('spec.rules'), ...inPlan('spec.defaults')])].sort()).toEqual(
-      [...policyFixes, 'UnknownNodePool'].sort(),
+      [...policyFixes, 'SelectorMatchesNothing', 'UnknownNodePool'].sort(),
     );
     expect(inPlan('spec.defaults').length).toBeGreaterThanOrEqual(policyFixes.length - 1);
     expect(inPlan('NodePool')).toEqual(poolFixes);
