@@ -2,6 +2,7 @@
 // stopped by SIGTERM.
 import { createServer, type AddressInfo } from 'node:net';
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../cli/main.js';
@@ -59,8 +60,41 @@ describe('noderotation render', () => {
     expect(r.out).toBe('');
     expect(r.err).toContain(
       'FATAL NonPositiveAgeThreshold: NodePool general (RotationPolicy platform-general): ' +
-        'spec.defaults.ageThreshold: expireAfter 72h',
+        'NodePool field spec.template.spec.expireAfter: expireAfter 72h is not longer than the lead time K·P + ' +
+        "t_rot = 2×72h + 1h17m = 145h17m, so no node can be guaranteed 2 windows. Raise the NodePool's expireAfter " +
+        'to 218h or more',
     );
+  });
+
+  it('names field and fix as explain does: the NodePool expireAfter, not a plan field set nowhere', async () => {
+    // The example plan with Saturday-only batch windows (P = 169h over the DST change), every NodePool at 300h.
+    const read = (f: string): string => readFileSync(join(ROOT, 'examples', f), 'utf8');
+    const input = `${read('maintenanceplan.yaml').replace('days: [Sat, Sun]', 'days: [Sat]')}\n---\n${read(
+      'nodepools.yaml',
+    ).replace(/expireAfter: \d+h/g, 'expireAfter: 300h')}`;
+    const explained = await cli(['explain', '-o', 'json', '-f', '-'], input);
+    const rendered = await cli(['render', '-f', '-'], input);
+    expect([explained.code, rendered.code]).toEqual([1, 1]);
+    type Found = { reason: string; message: string; fix?: { object: string; path: string } };
+    const pools = (JSON.parse(explained.out) as { nodePools: { nodePool: string; findings: Found[] }[] }).nodePools;
+    const lines = rendered.err.split('\n').filter(Boolean);
+    const checked = pools.flatMap((p) =>
+      p.findings.map((f) => {
+        const line = lines.find((l) => l.includes(` ${f.reason}: NodePool ${p.nodePool} (`));
+        // The field render names: the NodePool's own for a NodePool fix, the plan path for a plan fix.
+        const field = f.fix?.object === 'NodePool' ? `NodePool field ${f.fix.path}` : undefined;
+        return { line: line?.replace(/^.*?\): (?:(NodePool field \S+|spec\.\S+): )?/, ''), field, at: line };
+      }),
+    );
+    expect(checked.length).toBeGreaterThan(0);
+    for (const [i, c] of checked.entries()) {
+      const f = pools.flatMap((p) => p.findings)[i] as Found;
+      expect(c.line, c.at).toBe(f.message);
+      if (c.field) expect(c.at).toContain(`: ${c.field}: `);
+    }
+    const batch = lines.find((l) => l.includes('NonPositiveAgeThreshold: NodePool batch'));
+    expect(batch).toContain('NodePool field spec.template.spec.expireAfter: expireAfter 300h');
+    expect(batch).not.toContain('ageThreshold:');
   });
 
   it('exits 2 on invalid input (errors name file, document, field) and on merged settings not a policy', async () => {

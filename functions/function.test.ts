@@ -370,11 +370,13 @@ const cases: Case[] = [
     check: (rsp, req) => {
       expectRejected(req, rsp, 'NonPositiveAgeThreshold');
       const fatal = results(rsp)[0];
-      // ageThreshold is auto (set nowhere): the field is where to set it; the message says what else to change.
+      // ageThreshold is auto, set nowhere: the field is the NodePool's expireAfter (explain's), not
+      // spec.defaults.ageThreshold; no expireAfter within the 21-day lifetime helps, so the way out is window days.
       expect(fatal?.message).toMatch(
         new RegExp(
-          '^NodePool general \\(RotationPolicy platform-general, rule weekly\\): spec\\.defaults\\.ageThreshold: ' +
-            "expireAfter 336h is not longer than the lead time .* Raise the NodePool's expireAfter to 338h or more",
+          '^NodePool general \\(RotationPolicy platform-general, rule weekly\\): NodePool field ' +
+            'spec\\.template\\.spec\\.expireAfter: expireAfter 336h is not longer than the lead time .* Instead, ' +
+            'add window days so that no window opens more than 111h34m after the one before',
         ),
       );
       expect(results(rsp)).toHaveLength(1); // NodePool other is fine; one pool's fatal still blocks the whole plan

@@ -19,7 +19,7 @@ import type { MaintenancePlan, NodePoolSummary, RotationPolicy } from '../src/ge
 import type { NodePool } from '../src/karpenter/types.js';
 import { validateAgainst } from '../src/api/validate.js';
 import type { Figures } from '../src/derivation/derive.js';
-import type { Finding } from '../src/derivation/findings.js';
+import { fieldLabel, type Finding } from '../src/derivation/findings.js';
 import { analysePool, explain } from '../src/explain/explain.js';
 import { expandPlan, planTargetFindings, shortenName } from '../src/plan/expand.js';
 import { planFinding, planOrigin } from '../src/plan/fix-target.js';
@@ -442,7 +442,7 @@ function readNodePools(
  */
 function planField(plan: MaintenancePlan, ruleIndex: number, f: Finding): string {
   // "NodePool <name> spec.template.spec.expireAfter": the NodePool is already named in the message.
-  if (!f.field.startsWith('spec.')) return f.field.replace(/^NodePool \S+ /, 'NodePool field ');
+  if (!f.field.startsWith('spec.')) return fieldLabel(f.field);
   return planOrigin(plan, ruleIndex, f.field);
 }
 

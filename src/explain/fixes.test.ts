@@ -168,6 +168,9 @@ function expectPrinted(f: Seen): void {
   if (value !== undefined && !Array.isArray(value)) expect(f.message, f.reason).toContain(String(value));
 }
 
+/** The findings about the NodePool's lifetime against the windows and EKS Auto Mode's cap. */
+const LIFETIME = new Set(['NonPositiveAgeThreshold', 'AggressiveAgeThreshold', 'HardCapExceeded']);
+
 describe('suggested fixes', () => {
   it('each is printed as it is, keeps the input valid, and clears its finding', () => {
     const applied = new Map<string, number>();
@@ -190,6 +193,13 @@ describe('suggested fixes', () => {
             still.map((g) => g.message),
             `fix ${JSON.stringify(f.fix)} of: ${f.message}`,
           ).toEqual([]);
+          // No dead end: a fix to the NodePool's lifetime brings none of the lifetime's other findings (raising
+          // expireAfter out of NonPositiveAgeThreshold into AggressiveAgeThreshold, whose raise is HardCapExceeded).
+          if (f.fix.path === 'spec.template.spec.expireAfter') {
+            const had = new Set(before.findings.map((g) => g.reason));
+            const gained = after.findings.map((g) => g.reason).filter((r) => LIFETIME.has(r) && !had.has(r));
+            expect(gained, `fix ${JSON.stringify(f.fix)} of: ${f.message}`).toEqual([]);
+          }
           applied.set(f.reason, (applied.get(f.reason) ?? 0) + 1);
           if (f.fix.path.startsWith('spec.recurringFreezes'))
             applied.set(`${f.reason} (recurring)`, (applied.get(`${f.reason} (recurring)`) ?? 0) + 1);
@@ -200,6 +210,7 @@ describe('suggested fixes', () => {
     // The generator reaches every finding that carries a fix (a fix no case exercises is not tested).
     expect([...applied.keys()].sort()).toEqual(
       [
+        'AggressiveAgeThreshold',
         'DrainEstimateAboveTGP',
         'FreezeCutsChances',
         'FreezeOutlastsNodes',
@@ -372,6 +383,7 @@ describe('suggested fixes for NodePools a MaintenancePlan governs', () => {
     // Every finding whose fix is a policy field is reached with its fix in the plan, in rules and in the defaults
     // alike, and every NodePool fix as it is.
     const policyFixes = [
+      'AggressiveAgeThreshold',
       'DrainEstimateAboveTGP',
       'FreezeOutlastsNodes',
       'MisleadingTimezone',

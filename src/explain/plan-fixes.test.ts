@@ -113,6 +113,7 @@ describe('fixes for a NodePool a MaintenancePlan governs', () => {
 
   it('leave NodePool fixes on the NodePool', () => {
     const f = findings({ defaults: { maintenanceWindows: DAILY } }, 'NonPositiveAgeThreshold', '30h');
-    expect(f.b?.[0]?.fix).toEqual({ object: 'NodePool', path: 'spec.template.spec.expireAfter', value: '50h' });
+    // Lead time 2×24h + 1h17m; the fix leaves A ≥ P = 24h too, so it is no step into AggressiveAgeThreshold.
+    expect(f.b?.[0]?.fix).toEqual({ object: 'NodePool', path: 'spec.template.spec.expireAfter', value: '74h' });
   });
 });
