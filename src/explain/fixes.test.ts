@@ -353,14 +353,24 @@ describe('suggested fixes for NodePools a MaintenancePlan governs', () => {
           // plan of a finding about the plan itself).
           if (f.fix.object === 'MaintenancePlan' && f.nodePool !== null) {
             expect(f.fix.name, f.message).toBe('plan');
-            expect(f.message, f.reason).toContain(`Set it in MaintenancePlan plan at ${f.fix.path}.`);
+            expect(f.message, f.reason).toContain(`Set it in MaintenancePlan plan at ${f.fix.path}`);
           }
           const after = planRun(applied(objects, f));
           expect(after.errors, `${f.reason}: ${f.message}`).toEqual([]);
           const key = (g: PlanSeen): string => `${g.nodePool} ${g.reason} ${g.fix?.path ?? g.field}`;
-          const still = after.findings.filter((g) => key(g) === key(f));
+          // A plan field several NodePools' findings point at gets one value, which clears them all: pasting the
+          // first of them must not leave another NodePool's (a shared freeze, three different ends).
+          const fix = f.fix;
+          const sharing =
+            fix.object === 'MaintenancePlan'
+              ? before.findings.filter((g) => g.fix?.object === 'MaintenancePlan' && g.fix.path === fix.path)
+              : [f];
+          expect([...new Set(sharing.map((g) => JSON.stringify(g.fix?.value)))], `one value at ${fix.path}`).toEqual([
+            JSON.stringify(fix.value),
+          ]);
+          const still = after.findings.filter((g) => sharing.some((h) => key(g) === key(h)));
           expect(
-            still.map((g) => g.message),
+            still.map((g) => `${g.nodePool}: ${g.message}`),
             `fix ${JSON.stringify(f.fix)} of: ${f.message}`,
           ).toEqual([]);
           // A per-NodePool fix must not break the plan's other NodePools. (A plan-level fix, a misspelt name in
