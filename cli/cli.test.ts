@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { cli } from '../test/support/cli-harness.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -30,6 +31,21 @@ metadata: {name: ${name}, labels: {pool: ${name}}}
 spec: {template: {spec: {expireAfter: ${expireAfter}, terminationGracePeriod: 1h${extra}}}}
 ---`;
 
+/** A NodePool, a policy naming it with a typo (a near name) and a plan's rule naming one that is near nothing. */
+const TYPOS = `${NODEPOOL('batch', '336h')}
+apiVersion: noderotation.io/v1alpha1
+kind: RotationPolicy
+metadata: {name: typo}
+spec: {nodePools: [batchh], maintenanceWindows: [{timezone: UTC, days: [Wed, Sat], start: "02:00", end: "06:00"}]}
+---
+apiVersion: noderotation.io/v1alpha1
+kind: MaintenancePlan
+metadata: {name: plan}
+spec:
+  defaults: {maintenanceWindows: [{timezone: UTC, days: [Wed, Sat], start: "02:00", end: "06:00"}]}
+  rules: [{name: gpu, nodePools: [gpus], exclude: true}]
+`;
+
 describe('noderotation explain', () => {
   it('prints exactly the documented JSON keys, figures in seconds, and exits 0 without fatal findings', async () => {
     const r = await cli([
@@ -43,7 +59,7 @@ describe('noderotation explain', () => {
     ]);
     expect(r.code).toBe(0);
     const json = report(r.out);
-    expect(Object.keys(json)).toEqual(['nodePools']);
+    expect(Object.keys(json)).toEqual(['nodePools', 'findings']);
     const general = row(r.out, 'general');
     expect(Object.keys(general)).toEqual([
       'nodePool',
@@ -174,20 +190,7 @@ spec:
   });
 
   it('warns, without failing, about a NodePool name that matches nothing: in a policy and in a plan rule', async () => {
-    const windows = '{maintenanceWindows: [{timezone: UTC, days: [Wed, Sat], start: "02:00", end: "06:00"}]}';
-    const input = `${NODEPOOL('batch', '336h')}
-apiVersion: noderotation.io/v1alpha1
-kind: RotationPolicy
-metadata: {name: typo}
-spec: {nodePools: [batchh], maintenanceWindows: [{timezone: UTC, days: [Wed, Sat], start: "02:00", end: "06:00"}]}
----
-apiVersion: noderotation.io/v1alpha1
-kind: MaintenancePlan
-metadata: {name: plan}
-spec:
-  defaults: ${windows}
-  rules: [{name: gpu, nodePools: [gpus], exclude: true}]
-`;
+    const input = TYPOS;
     const r = await cli(['validate', '-f', '-'], input);
     expect(r.code).toBe(0);
     expect(r.err.split('\n').filter((l) => l.startsWith('WARNING'))).toEqual([
@@ -198,6 +201,36 @@ spec:
         'which is not among the 1 NodePools given, so it matches nothing. Fix the name or remove it.',
     ]);
     expect(r.out).toContain('1 NodePool checked: 0 fatal, 2 warnings');
+  });
+
+  it.each([
+    {
+      reason: 'validate -o json carries them in findings, each naming its object and field',
+      args: ['validate', '-o', 'json'],
+    },
+    { reason: 'validate -o yaml carries the same', args: ['validate', '-o', 'yaml'] },
+    { reason: 'explain -o json too', args: ['explain', '-o', 'json'] },
+  ])('findings about whole input objects: $reason, as many as the text counts, none on stderr', async ({ args }) => {
+    const input = TYPOS;
+    const text = await cli(['validate', '-f', '-'], input);
+    expect(text.out).toContain('1 NodePool checked: 0 fatal, 2 warnings');
+    const r = await cli([...args, '-f', '-'], input);
+    expect(r.code).toBe(0);
+    expect(r.err).toBe('');
+    const out = (args[2] === 'yaml' ? parseYaml(r.out) : JSON.parse(r.out)) as {
+      nodePools: Row[];
+      findings: { object: string; field: string; reason: string; fix?: object }[];
+    };
+    expect(out.nodePools.flatMap((p) => p.findings)).toEqual([]);
+    expect(out.findings.map((f) => [f.object, f.field, f.reason, f.fix])).toEqual([
+      [
+        'RotationPolicy typo',
+        'spec.nodePools[0]',
+        'UnknownNodePool',
+        { object: 'RotationPolicy', path: 'spec.nodePools[0]', value: 'batch' },
+      ],
+      ['MaintenancePlan plan', 'spec.rules[0].nodePools[0]', 'UnknownNodePool', undefined],
+    ]);
   });
 
   it('counts NodeClaims for N and reports ShortLead per claim', async () => {

@@ -31,13 +31,17 @@ export async function runExplain(values: ExplainOptions, io: Io, mode: 'explain'
   if (problems.lines.length > 0) return reportInvalid(io, problems);
   const result = explain(inputs, now);
   if (result.planErrors.length > 0) return reportPlanErrors(io, result.planErrors);
-  for (const f of result.inputFindings)
-    io.stderr.write(
-      `${severityLabel(f.severity, { colour: errColour })} ${f.reason}: ${f.object}: ${f.field}: ${f.message}\n`,
-    );
+  // The text forms give findings about whole input objects on stderr; -o json and -o yaml carry them.
+  const machine = output === 'json' || output === 'yaml';
+  if (!machine)
+    for (const f of result.inputFindings)
+      io.stderr.write(
+        `${severityLabel(f.severity, { colour: errColour })} ${f.reason}: ${f.object}: ${f.field}: ${f.message}\n`,
+      );
   const pools = result.report.nodePools;
-  if (output === 'json') io.stdout.write(reportJson(result.report));
-  else if (output === 'yaml') io.stdout.write(structured(JSON.parse(reportJson(result.report)), 'yaml'));
+  const json = (): string => reportJson(result.report, result.inputFindings);
+  if (output === 'json') io.stdout.write(json());
+  else if (output === 'yaml') io.stdout.write(structured(JSON.parse(json()), 'yaml'));
   else if (mode === 'explain') io.stdout.write(renderTable(result.report, result.excluded, { colour }));
   else {
     for (const p of pools) {

@@ -136,6 +136,20 @@ describe('RotationPolicy status', () => {
     expect(cond(s, 'Stalled')?.message).toContain('spec.surge.readyTimeout: found "soon"; allowed: a Go duration');
   });
 
+  it('a fatal finding about the NodePool itself names its field once: "NodePool field …", not the pool again', () => {
+    const f = {
+      severity: 'fatal' as const,
+      reason: 'NonPositiveAgeThreshold' as const,
+      field: 'NodePool a spec.template.spec.expireAfter',
+      message: 'expireAfter 15m is not longer than the lead time …',
+    };
+    const s = policyStatus({ ...base, reports: [report({ findings: [f] })] });
+    expect(cond(s, 'Stalled')?.message).toContain(
+      'NodePool a: NodePool field spec.template.spec.expireAfter: expireAfter 15m is not longer than the lead time ' +
+        '… (NonPositiveAgeThreshold)',
+    );
+  });
+
   it('an equal-specificity tie: Conflict naming both policies and the pool; no pool counted as matched', () => {
     const s = policyStatus({
       ...base,

@@ -2,6 +2,7 @@
 // stopped by SIGTERM.
 import { createServer, type AddressInfo } from 'node:net';
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../cli/main.js';
@@ -59,7 +60,59 @@ describe('noderotation render', () => {
     expect(r.out).toBe('');
     expect(r.err).toContain(
       'FATAL NonPositiveAgeThreshold: NodePool general (RotationPolicy platform-general): ' +
-        'spec.defaults.ageThreshold: expireAfter 72h',
+        'NodePool field spec.template.spec.expireAfter: expireAfter 72h is not longer than the lead time K·P + ' +
+        "t_rot = 2×72h + 1h17m = 145h17m, so no node can be guaranteed 2 windows. Raise the NodePool's expireAfter " +
+        'to 218h or more',
+    );
+  });
+
+  const read = (f: string): string => readFileSync(join(ROOT, 'examples', f), 'utf8');
+  const pools = read('nodepools.yaml');
+  it.each([
+    {
+      reason:
+        "Saturday-only batch windows, every NodePool at 300h: the NodePool's expireAfter, not a plan field set nowhere",
+      plan: read('maintenanceplan.yaml').replace('days: [Sat, Sun]', 'days: [Sat]'),
+      pools: pools.replace(/expireAfter: \d+h/g, 'expireAfter: 300h'),
+      code: 1,
+      check: (lines: string[]) => {
+        const batch = lines.find((l) => l.includes('NonPositiveAgeThreshold: NodePool batch'));
+        expect(batch).toContain('NodePool field spec.template.spec.expireAfter: expireAfter 300h');
+        expect(batch).not.toContain('ageThreshold:');
+      },
+    },
+    {
+      reason: 'the default freeze to 2027-01-20: one end for the three NodePools sharing it, which clears all three',
+      plan: read('maintenanceplan.yaml').replace('2026-12-29T00:00:00Z', '2027-01-20T00:00:00Z'),
+      pools,
+      code: 0,
+      check: (lines: string[], fixes: { path: string; value: unknown }[]) => {
+        const freeze = fixes.filter((f) => f.path === 'spec.defaults.freezes[0].end');
+        expect(freeze).toHaveLength(3);
+        expect(new Set(freeze.map((f) => f.value)).size).toBe(1);
+        const shared = lines.filter((l) => l.includes('FreezeOutlastsNodes'));
+        for (const l of shared) expect(l).toContain(String(freeze[0]?.value));
+      },
+    },
+  ])('render names the field and fix explain does: $reason', async ({ plan, pools: nodePools, code, check }) => {
+    const input = `${plan}\n---\n${nodePools}`;
+    const explained = await cli(['explain', '-o', 'json', '-f', '-'], input);
+    const rendered = await cli(['render', '-f', '-'], input);
+    expect([explained.code, rendered.code]).toEqual([code, code]);
+    type Found = { reason: string; message: string; fix?: { object: string; path: string; value: unknown } };
+    const report = (JSON.parse(explained.out) as { nodePools: { nodePool: string; findings: Found[] }[] }).nodePools;
+    const lines = rendered.err.split('\n').filter(Boolean);
+    const found = report.flatMap((p) => p.findings.map((f) => ({ pool: p.nodePool, f })));
+    expect(found.length).toBeGreaterThan(0);
+    for (const { pool, f } of found) {
+      const line = lines.find((l) => l.includes(` ${f.reason}: NodePool ${pool} (`)) ?? '';
+      // The same message, after the field render names: the NodePool's own for a NodePool fix, else a plan path.
+      expect(line.replace(/^.*?\): (?:NodePool field \S+|spec\.\S+): /, ''), line).toBe(f.message);
+      if (f.fix?.object === 'NodePool') expect(line).toContain(`: NodePool field ${f.fix.path}: `);
+    }
+    check(
+      lines,
+      found.flatMap(({ f }) => (f.fix ? [f.fix as { path: string; value: unknown }] : [])),
     );
   });
 

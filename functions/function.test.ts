@@ -285,6 +285,34 @@ const cases: Case[] = [
     },
   },
   {
+    reason:
+      "a rule's selector that matches no NodePool → WARNING SelectorMatchesNothing at the label, with the near " +
+      'value; the plan is still composed',
+    req: () =>
+      request(
+        planXr({
+          defaults: { maintenanceWindows: [TOKYO_WED_SAT] },
+          rules: [{ name: 'api', nodePoolSelector: { matchLabels: { team: 'paymnets' } }, overrides: {} }],
+        }),
+        [nodePool('general', { labels: { team: 'payments' } })],
+      ),
+    check: (rsp) => {
+      expect(results(rsp)).toEqual([
+        {
+          severity: 'WARNING',
+          reason: 'SelectorMatchesNothing',
+          message:
+            "MaintenancePlan platform: spec.rules[0].nodePoolSelector.matchLabels.team: rule api's " +
+            'spec.rules[0].nodePoolSelector matches none of the 1 NodePool given: no NodePool has team=paymnets ' +
+            '(did you mean "payments"?), so its overrides reach no NodePool. Set ' +
+            'spec.rules[0].nodePoolSelector.matchLabels.team to payments, or fix the selector otherwise.',
+        },
+      ]);
+      expect(policyOf(rsp, 'rotationpolicy-general')).toBeDefined();
+      expect(planValid(rsp)).toEqual({ status: 'CONDITION_TRUE', reason: 'Accepted' });
+    },
+  },
+  {
     reason: "a warning caused by a rule's override names that override (spec.rules[i].overrides...), not the defaults",
     req: () =>
       request(
@@ -342,11 +370,13 @@ const cases: Case[] = [
     check: (rsp, req) => {
       expectRejected(req, rsp, 'NonPositiveAgeThreshold');
       const fatal = results(rsp)[0];
-      // ageThreshold is auto (set nowhere): the field is where to set it; the message says what else to change.
+      // ageThreshold is auto, set nowhere: the field is the NodePool's expireAfter (explain's), not
+      // spec.defaults.ageThreshold; no expireAfter within the 21-day lifetime helps, so the way out is window days.
       expect(fatal?.message).toMatch(
         new RegExp(
-          '^NodePool general \\(RotationPolicy platform-general, rule weekly\\): spec\\.defaults\\.ageThreshold: ' +
-            "expireAfter 336h is not longer than the lead time .* Raise the NodePool's expireAfter to 338h or more",
+          '^NodePool general \\(RotationPolicy platform-general, rule weekly\\): NodePool field ' +
+            'spec\\.template\\.spec\\.expireAfter: expireAfter 336h is not longer than the lead time .* Instead, ' +
+            'add window days so that no window opens more than 111h34m after the one before',
         ),
       );
       expect(results(rsp)).toHaveLength(1); // NodePool other is fine; one pool's fatal still blocks the whole plan
@@ -486,7 +516,7 @@ const cases: Case[] = [
           "2027-01-04T00:00:00Z. Fix the input of this function's step in the Composition.",
       );
       expect(messages.join('\n')).toContain(
-        'input.calendarstart: found an unknown field; allowed: one of calendarStart',
+        'input.calendarstart: found an unknown field (did you mean "calendarStart"?); allowed: one of calendarStart',
       );
     },
   },

@@ -2,6 +2,8 @@
 // used both to check the input at run time and to generate the documenting CRD in functions/package/input/.
 import type { JsonObject, JsonValue } from './json.js';
 import { shown } from './show.js';
+import { didYouMean } from '../src/api/validate.js';
+import { nearValues } from '../src/util/near-names.js';
 
 export const INPUT_GROUP = 'noderotation.fn.crossplane.io';
 export const INPUT_VERSION = 'v1alpha1';
@@ -59,7 +61,7 @@ export function parseInput(input: JsonObject | undefined): { input: StepInput; e
     if (!known.has(key))
       errors.push({
         path: `input.${key.length > 64 ? `${key.slice(0, 64)}…` : key}`,
-        found: 'an unknown field',
+        found: `an unknown field${didYouMean(nearValues(key, Object.keys(INPUT_PROPERTIES)))}`,
         allowed: `one of ${Object.keys(INPUT_PROPERTIES).join(', ')}`,
       });
   }

@@ -59,6 +59,18 @@ describe('caches shared across calls', () => {
     expect(memo.size).toBe(1 + 3);
   });
 
+  it("a plan's fixes are decided again only when one of its NodePools' outcomes is another object", () => {
+    const memo = outcomeMemo();
+    const [a, b] = [{ kind: 'ungoverned' } as const, { kind: 'excluded' } as const];
+    let computed = 0;
+    const decide = (): number => ++computed;
+    expect(memo.fixes('plan', [a, b], decide)).toBe(1);
+    expect(memo.fixes('plan', [a, b], decide)).toBe(1); // the same outcomes (another array): looked up
+    expect(memo.fixes('plan', [a, { kind: 'excluded' }], decide)).toBe(2); // an outcome computed anew
+    expect(memo.fixes('plan', [a], decide)).toBe(3); // a NodePool gone
+    expect(memo.fixes('other', [a], decide)).toBe(4); // another plan (or calendar day)
+  });
+
   it('the window-figure cache returns the computed figures and keeps unknown zones out', () => {
     const cache = figuresCache(2);
     const at = cache.at(calendarStart);

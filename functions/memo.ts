@@ -10,6 +10,11 @@ import { canonicalJson } from '../src/util/canonical.js';
 
 export interface OutcomeMemo {
   get(planKey: string, pool: NodePool, compute: () => PoolOutcome): PoolOutcome;
+  /**
+   * A decision over all of a plan's per-NodePool outcomes (its fixes, plan-fixes.ts): the last one computed for
+   * the plan, while the outcomes are the very same (memoised) objects, in the same order.
+   */
+  fixes<T>(planKey: string, outcomes: readonly PoolOutcome[], compute: () => T): T;
   /** Canonical form of a value for keys. */
   key(value: unknown): string;
   readonly size: number;
@@ -21,8 +26,19 @@ export interface OutcomeMemo {
  */
 export function outcomeMemo(maxPlans = 16, maxPools = 10_000): OutcomeMemo {
   const plans = new Map<string, Map<string, PoolOutcome>>();
+  const decided = new Map<string, { outcomes: readonly PoolOutcome[]; value: unknown }>();
   return {
     key: canonicalJson,
+    fixes<T>(planKey: string, outcomes: readonly PoolOutcome[], compute: () => T): T {
+      const last = decided.get(planKey);
+      if (last && last.outcomes.length === outcomes.length && last.outcomes.every((o, i) => o === outcomes[i]))
+        return last.value as T;
+      const value = compute();
+      decided.delete(planKey);
+      if (decided.size >= maxPlans) decided.delete(decided.keys().next().value as string);
+      decided.set(planKey, { outcomes: [...outcomes], value });
+      return value;
+    },
     get(planKey, pool, compute) {
       let entries = plans.get(planKey);
       if (!entries) {

@@ -19,10 +19,11 @@ import type { MaintenancePlan, NodePoolSummary, RotationPolicy } from '../src/ge
 import type { NodePool } from '../src/karpenter/types.js';
 import { validateAgainst } from '../src/api/validate.js';
 import type { Figures } from '../src/derivation/derive.js';
-import type { Finding } from '../src/derivation/findings.js';
+import { fieldLabel, type Finding } from '../src/derivation/findings.js';
 import { analysePool, explain } from '../src/explain/explain.js';
-import { expandPlan, planNameFindings, shortenName } from '../src/plan/expand.js';
-import { planFinding, planOrigin } from '../src/plan/fix-target.js';
+import { expandPlan, planTargetFindings, shortenName } from '../src/plan/expand.js';
+import { planOrigin } from '../src/plan/fix-target.js';
+import { planFixes } from '../src/plan/plan-fixes.js';
 import { sortKeys } from '../src/util/canonical.js';
 import { parseDuration, parseExpireAfter } from '../src/util/duration.js';
 import { figureValues, type FigureValues } from '../src/derivation/figure-text.js';
@@ -155,10 +156,21 @@ export function run(req: RunFunctionRequest, env: RunEnv): RunFunctionResponse {
   );
   const governed = outcomes.filter((o): o is Extract<PoolOutcome, { kind: 'policy' }> => o.kind === 'policy');
   const excluded = outcomes.filter((o) => o.kind === 'excluded').length;
-  for (const o of outcomes) if (o.kind === 'invalid' || o.kind === 'policy') problems.push(...o.problems);
+  for (const o of outcomes) if (o.kind === 'invalid') problems.push(...o.problems);
+  // The fixes are decided for the plan as a whole, as explain decides them (one value per plan field); the
+  // decision depends only on the per-NodePool outcomes, so a call whose outcomes all repeat looks it up.
+  const decide = (): Map<string, Finding[]> =>
+    planFixes(
+      plan,
+      governed,
+      pools,
+      (policy, pool) => analysePool(policy, pool, null, figuresFor, calendarStart).findings,
+    );
+  const fixed = env.memo ? env.memo.fixes(planKey, outcomes, decide) : decide();
+  for (const o of governed) problems.push(...poolProblems(plan, o, fixed.get(o.nodePool) ?? []));
   if (problems.some((p) => p.severity === 'fatal')) return finish(rsp, problems, null);
-  // Names in the plan's rules that no NodePool has (or the plan's selector leaves out): warnings.
-  for (const f of planNameFindings(plan, pools))
+  // Names and selectors in the plan's rules that match no NodePool (or only ones the plan leaves out): warnings.
+  for (const f of planTargetFindings(plan, pools))
     problems.push({
       severity: f.severity,
       reason: f.reason,
@@ -207,7 +219,34 @@ export function run(req: RunFunctionRequest, env: RunEnv): RunFunctionResponse {
 export type PoolOutcome =
   | { kind: 'ungoverned' | 'excluded' }
   | { kind: 'invalid'; problems: Problem[] }
-  | { kind: 'policy'; key: string; policy: RotationPolicy; summary: NodePoolSummary; problems: Problem[] };
+  | {
+      kind: 'policy';
+      key: string;
+      policy: RotationPolicy;
+      summary: NodePoolSummary;
+      nodePool: string;
+      /** The deciding rule's index, −1 for none; the rule's name for messages. */
+      ruleIndex: number;
+      rule: string | null;
+      /** The findings as derived, before their fixes are moved into the plan (planFixes). */
+      findings: readonly Finding[];
+    };
+
+/** One governed NodePool's findings as results: each names the NodePool, its policy and rule, and the field. */
+function poolProblems(
+  plan: MaintenancePlan,
+  o: Extract<PoolOutcome, { kind: 'policy' }>,
+  findings: readonly Finding[],
+): Problem[] {
+  const where = `NodePool ${o.nodePool} (RotationPolicy ${o.policy.metadata.name}${o.rule ? `, rule ${o.rule}` : ''})`;
+  return findings.map((f) => ({
+    severity: f.severity,
+    reason: f.reason,
+    nodePool: o.nodePool,
+    // The message explain gives: a fix to the generated policy names the plan field to set instead.
+    message: `${where}: ${planField(plan, o.ruleIndex, f)}: ${f.message}`,
+  }));
+}
 
 function poolOutcome(plan: MaintenancePlan, pool: NodePool, figuresFor: FiguresFor, now: number): PoolOutcome {
   try {
@@ -254,20 +293,16 @@ function analyseOne(plan: MaintenancePlan, pool: NodePool, figuresFor: FiguresFo
   const { nodePool, rule, policy } = expanded;
   const { figures, findings } = analysePool(policy, pool, null, figuresFor, now);
   const ruleIndex = rule === null ? -1 : (plan.spec.rules ?? []).findIndex((r) => r.name === rule);
-  const where = `NodePool ${nodePool} (RotationPolicy ${policy.metadata.name}${rule ? `, rule ${rule}` : ''})`;
   return {
     kind: 'policy',
     key: resourceKey(nodePool),
     // Frozen: shared between calls through the memo.
     policy: deepFreeze(annotate(policy, figures, rule)),
     summary: summary(nodePool, policy, rule, figures, findings),
-    problems: findings.map((f) => ({
-      severity: f.severity,
-      reason: f.reason,
-      nodePool,
-      // The message explain gives: a fix to the generated policy names the plan field to set instead.
-      message: `${where}: ${planField(plan, ruleIndex, f)}: ${planFinding(plan, ruleIndex, f).message}`,
-    })),
+    nodePool,
+    ruleIndex,
+    rule,
+    findings: deepFreeze(findings),
   };
 }
 
@@ -442,7 +477,7 @@ function readNodePools(
  */
 function planField(plan: MaintenancePlan, ruleIndex: number, f: Finding): string {
   // "NodePool <name> spec.template.spec.expireAfter": the NodePool is already named in the message.
-  if (!f.field.startsWith('spec.')) return f.field.replace(/^NodePool \S+ /, 'NodePool field ');
+  if (!f.field.startsWith('spec.')) return fieldLabel(f.field);
   return planOrigin(plan, ruleIndex, f.field);
 }
 

@@ -10,6 +10,7 @@
 // lastTransitionTime changes only when a condition's status does, as metav1.Condition requires.
 import type { FieldError } from '../../src/api/validate.js';
 import { figureValues } from '../../src/derivation/figure-text.js';
+import { fieldLabel } from '../../src/derivation/findings.js';
 import { rfc3339 } from '../../src/engine/annotations.js';
 import type { NodePoolRotationStatus } from '../../src/generated/api-types.js';
 import type { ForecastStatus } from '../../src/forecast/summary.js';
@@ -61,7 +62,7 @@ export function policyStatus(i: StatusInput): PolicyStatus {
   const fatal = governed.flatMap((r) =>
     r.findings
       .filter((f) => f.severity === 'fatal')
-      .map((f) => `NodePool ${r.nodePool}: ${f.field}: ${f.message} (${f.reason})`),
+      .map((f) => `NodePool ${r.nodePool}: ${fieldLabel(f.field)}: ${f.message} (${f.reason})`),
   );
 
   let ready: Pick<Condition, 'status' | 'reason' | 'message'>;

@@ -81,7 +81,7 @@ describe('schema validation errors name the field, what was found and what is al
       reason: 'a typo in a field name',
       spec: { nodePools: ['a'], maintenanceWindow: [WIN] },
       path: 'spec.maintenanceWindow',
-      found: 'an unknown field',
+      found: 'an unknown field (did you mean "maintenanceWindows"?)',
       allowed: /maintenanceWindows/,
     },
     {
@@ -116,6 +116,88 @@ describe('schema validation errors name the field, what was found and what is al
     if (typeof found === 'string') expect(e?.found).toBe(found);
     else expect(e?.found).toMatch(found);
     expect(e?.allowed).toMatch(allowed);
+  });
+
+  const plan = (spec: Record<string, unknown>) => ({
+    apiVersion: 'noderotation.io/v1alpha1',
+    kind: 'MaintenancePlan',
+    metadata: { name: 'x' },
+    spec,
+  });
+  it.each([
+    {
+      reason: 'nodePool for nodePools: one error, not also "set exactly one of" with a dump of the spec',
+      schema: 'rotationPolicy' as const,
+      doc: policy({ nodePool: ['a'], maintenanceWindows: [WIN] }),
+      errors: [['spec.nodePool', 'an unknown field (did you mean "nodePools"?)']],
+    },
+    {
+      reason: 'a misspelt required field: not also "this field is required"',
+      schema: 'rotationPolicy' as const,
+      doc: policy({ nodePools: ['a'], maintenanceWindow: [WIN] }),
+      errors: [['spec.maintenanceWindow', 'an unknown field (did you mean "maintenanceWindows"?)']],
+    },
+    {
+      reason: "the same in a plan's rule",
+      schema: 'maintenancePlan' as const,
+      doc: plan({ defaults: { maintenanceWindows: [WIN] }, rules: [{ name: 'r', nodePool: ['a'] }] }),
+      errors: [['spec.rules[0].nodePool', 'an unknown field (did you mean "nodePools"?)']],
+    },
+    {
+      reason: 'the field meant is also there: the typo is not why the object fails, so both are reported',
+      schema: 'rotationPolicy' as const,
+      doc: policy({ nodePools: ['a'], nodePool: ['b'], nodePoolSelector: {}, maintenanceWindows: [WIN] }),
+      errors: [
+        ['spec', expect.stringContaining('"nodePool":["b"]')],
+        ['spec.nodePool', 'an unknown field (did you mean "nodePools"?)'],
+      ],
+    },
+    {
+      reason: 'no field near: nothing guessed, and nothing else hidden',
+      schema: 'rotationPolicy' as const,
+      doc: policy({ targets: ['a'], maintenanceWindows: [WIN] }),
+      errors: [
+        ['spec', expect.stringContaining('"targets"')],
+        ['spec.targets', 'an unknown field'],
+      ],
+    },
+  ])('an unknown field: $reason', ({ schema, doc, errors }) => {
+    expect(validateAgainst(schema, doc).map((e) => [e.path, e.found])).toEqual(errors);
+  });
+
+  const window = (w: Record<string, unknown>) => policy({ nodePools: ['a'], maintenanceWindows: [{ ...WIN, ...w }] });
+  it.each([
+    { reason: 'a day in lower case', doc: window({ days: ['wed'] }), path: 'days[0]', hint: '(did you mean "Wed"?)' },
+    { reason: 'a day written out', doc: window({ days: ['Wednesday'] }), path: 'days[0]', hint: '"Wed"?' },
+    { reason: 'a day one letter off: the nearest', doc: window({ days: ['Tus'] }), path: 'days[0]', hint: '"Tue"?' },
+    {
+      reason: 'two letters: each day one edit away',
+      doc: window({ days: ['Tu'] }),
+      path: 'days[0]',
+      hint: '"Tue" or "Thu"?',
+    },
+    { reason: 'nothing near: no guess', doc: window({ days: ['Funday'] }), path: 'days[0]', hint: null },
+    {
+      reason: 'an enum value with two letters swapped',
+      doc: {
+        ...policy({ nodePools: ['a'], maintenanceWindows: [WIN] }),
+        status: { nodePools: [{ name: 'a', activeRotation: { nodeClaim: 'c', mode: 'sruge', phase: 'pending' } }] },
+      },
+      path: 'activeRotation.mode',
+      hint: '(did you mean "surge"?)',
+    },
+    {
+      reason: 'a typo in a zone name',
+      doc: window({ timezone: 'Europe/Berln' }),
+      path: 'timezone',
+      hint: '(did you mean "Europe/Berlin"?)',
+    },
+  ])('did you mean the near value: $reason', ({ doc, path, hint }) => {
+    const errors = validateAgainst('rotationPolicy', doc);
+    const e = errors.find((x) => x.path.endsWith(path));
+    expect(e, JSON.stringify(errors)).toBeDefined();
+    if (hint === null) expect(e?.allowed).not.toContain('did you mean');
+    else expect(e?.allowed).toContain(hint);
   });
 
   it.each([

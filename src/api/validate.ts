@@ -4,6 +4,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { isValidTimezone, suggestTimezone } from '../schedule/zone.js';
 import { describeValue } from '../util/describe.js';
+import { nearValues } from '../util/near-names.js';
 import { parseExpireAfter, parseKarpenterDuration } from '../util/duration.js';
 import { isQuantity, QUANTITY_ALLOWED } from '../util/quantity.js';
 import { checkDetails, checks } from './checks.js';
@@ -180,6 +181,36 @@ export function fieldPath(pointer: string, child?: string): string {
   return out === '' ? '(document)' : out;
 }
 
+/** The known fields an unknown one (an additionalProperties error) is near: its likely meaning. */
+function meantField(e: ErrorObject): string[] {
+  const props = Object.keys((e.parentSchema as Record<string, unknown>)?.properties ?? {});
+  return nearValues((e.params as { additionalProperty: string }).additionalProperty, props);
+}
+
+/**
+ * A misspelt field (`nodePool:` for `nodePools:`) leaves the field it was meant to be unset, so the object also
+ * fails the rules that need that field ("set exactly one of nodePoolSelector or nodePools", "this field is
+ * required"): the same mistake two or three times, one of them a dump of the object. When an unknown field is
+ * near exactly one known field the object lacks, only the unknown field is reported, naming the one meant; the
+ * object's own errors and the meant field's come back on the next run if the rename did not cure them.
+ */
+function typoConsequences(errors: readonly ErrorObject[]): Set<string> {
+  const drop = new Set<string>();
+  for (const e of errors) {
+    if (e.keyword !== 'additionalProperties') continue;
+    const meant = meantField(e);
+    const data = e.data as Record<string, unknown>;
+    if (meant.length !== 1 || Object.prototype.hasOwnProperty.call(data, meant[0] as string)) continue;
+    drop.add(fieldPath(e.instancePath));
+    drop.add(fieldPath(e.instancePath, meant[0]));
+  }
+  return drop;
+}
+
+/** " (did you mean "a" or "b"?)" for the near values, nothing without one. */
+export const didYouMean = (near: readonly string[]): string =>
+  near.length === 0 ? '' : ` (did you mean ${near.map((n) => JSON.stringify(n)).join(' or ')}?)`;
+
 function allowedText(e: ErrorObject): string {
   const hint: unknown = e.parentSchema?.['x-noderotation-allowed'];
   switch (e.keyword) {
@@ -187,11 +218,15 @@ function allowedText(e: ErrorObject): string {
       return 'this field is required';
     case 'additionalProperties': {
       const props = Object.keys((e.parentSchema as Record<string, unknown>)?.properties ?? {});
-      return props.length > 0 ? `one of the known fields: ${props.join(', ')}` : 'no fields here';
+      return props.length > 0
+        ? `one of the known fields: ${props.join(', ')}${didYouMean(meantField(e))}`
+        : 'no fields here';
     }
     case 'enum': {
       const values = (e.params as { allowedValues: unknown[] }).allowedValues;
-      return `one of ${values.map((v) => JSON.stringify(v)).join(', ')}`;
+      const strings = values.filter((v): v is string => typeof v === 'string');
+      const near = typeof e.data === 'string' ? nearValues(e.data, strings) : [];
+      return `one of ${values.map((v) => JSON.stringify(v)).join(', ')}${didYouMean(near)}`;
     }
     case 'type': {
       const type = `a value of type ${(e.params as { type: string }).type}`;
@@ -221,7 +256,7 @@ function allowedText(e: ErrorObject): string {
     case 'format':
       if ((e.params as { format: string }).format === 'iana-timezone') {
         const hint = typeof e.data === 'string' ? suggestTimezone(e.data) : undefined;
-        return hint === undefined ? TIMEZONE_ALLOWED : `${TIMEZONE_ALLOWED} (did you mean ${JSON.stringify(hint)}?)`;
+        return `${TIMEZONE_ALLOWED}${didYouMean(hint === undefined ? [] : [hint])}`;
       }
       if ((e.params as { format: string }).format === 'date-time')
         return 'an RFC 3339 timestamp such as 2026-12-24T00:00:00Z';
@@ -238,6 +273,12 @@ function allowedText(e: ErrorObject): string {
   }
 }
 
+/** The path an error is reported at (toFieldError's). */
+const pathOf = (e: ErrorObject): string =>
+  e.keyword === 'required'
+    ? fieldPath(e.instancePath, (e.params as { missingProperty: string }).missingProperty)
+    : fieldPath(e.instancePath);
+
 function toFieldError(e: ErrorObject): FieldError {
   if (e.keyword === 'required') {
     const missing = (e.params as { missingProperty: string }).missingProperty;
@@ -245,7 +286,8 @@ function toFieldError(e: ErrorObject): FieldError {
   }
   if (e.keyword === 'additionalProperties') {
     const extra = (e.params as { additionalProperty: string }).additionalProperty;
-    return { path: fieldPath(e.instancePath, extra), found: 'an unknown field', allowed: allowedText(e) };
+    const found = `an unknown field${didYouMean(meantField(e))}`;
+    return { path: fieldPath(e.instancePath, extra), found, allowed: allowedText(e) };
   }
   if (e.keyword === 'uniqueItems') {
     const { i, j } = e.params as { i: number; j: number };
@@ -292,7 +334,11 @@ export function prepareValidators(names: readonly SchemaName[]): void {
 export function validateAgainst(name: SchemaName, doc: unknown): FieldError[] {
   const fn = validator(schemaIds[name]);
   if (fn(doc)) return [];
-  const errors = dedupe((fn.errors ?? []).map(toFieldError)).sort((a, b) => a.path.localeCompare(b.path));
+  const raw = fn.errors ?? [];
+  const consequences = typoConsequences(raw);
+  const errors = dedupe(
+    raw.filter((e) => e.keyword === 'additionalProperties' || !consequences.has(pathOf(e))).map(toFieldError),
+  ).sort((a, b) => a.path.localeCompare(b.path));
   if (errors.length <= MAX_ERRORS) return errors;
   const more = errors.length - MAX_ERRORS;
   return [

@@ -235,6 +235,112 @@ const cases: {
   },
 ];
 
+const SAT = [{ timezone: 'Asia/Tokyo', days: ['Sat'], start: '02:00', end: '06:00' }] as never;
+const DAILY = [{ ...WED_SAT[0], days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] }] as never;
+const LIFETIME = ['NonPositiveAgeThreshold', 'AggressiveAgeThreshold', 'HardCapExceeded'];
+
+// The fixes of the checks on A and on expireAfter lead nowhere worse: raising expireAfter out of a fatal A must
+// not land in AggressiveAgeThreshold (A < P), whose own raise must not land beyond EKS Auto Mode's cap
+// (HardCapExceeded), whose lowering must not land back in AggressiveAgeThreshold. When no expireAfter within the
+// cap (503h here: 21 days less the 1h grace period) does, there is no fix and the message says what does.
+// Wed and Sat: P = 96h; Sat: P = 168h; t_rot = 1h17m; K = 2 unless given.
+describe('the age checks: a fix that is no dead end, or the way out in words', () => {
+  it.each([
+    {
+      reason: 'A ≤ 0: expireAfter raised to A ≥ P, not just above the lead time (194h: A < P)',
+      expireAfter: '192h',
+      reason_: 'NonPositiveAgeThreshold',
+      fix: '290h',
+    },
+    {
+      reason: 'A ≤ 0, weekly: A ≥ P needs 506h, beyond the cap: no fix; window days to P ≤ (336h − t_rot) / 3',
+      spec: { maintenanceWindows: SAT },
+      expireAfter: '336h',
+      reason_: 'NonPositiveAgeThreshold',
+      says: /A ≥ P needs 506h\. Instead, add window days so that no window opens more than 111h34m after/,
+    },
+    {
+      reason: 'A ≤ 0 with K = 5: fewer chances within the cap are named (K = 4 with 482h)',
+      spec: { minRotationChances: 5 },
+      expireAfter: '336h',
+      reason_: 'NonPositiveAgeThreshold',
+      says: /\(P ≤ 55h47m with expireAfter 336h\), or lower minRotationChances to 4 with expireAfter 482h or more\.$/,
+    },
+    {
+      reason: '0 < A < P under auto now carries its value: the expireAfter that makes A ≥ P',
+      expireAfter: '250h',
+      reason_: 'AggressiveAgeThreshold',
+      fix: '290h',
+    },
+    {
+      reason: '0 < A < P, weekly, expireAfter 400h: no expireAfter within the cap: window days',
+      spec: { maintenanceWindows: SAT },
+      expireAfter: '400h',
+      reason_: 'AggressiveAgeThreshold',
+      says: /no window opens more than 132h54m after the one before/,
+    },
+    {
+      reason: 'an explicit A below P = 24h: ageThreshold P, which still keeps K',
+      spec: { maintenanceWindows: DAILY, ageThreshold: '10h' },
+      expireAfter: '336h',
+      reason_: 'AggressiveAgeThreshold',
+      fix: '24h',
+    },
+    {
+      reason: 'an explicit A whose raise to P would cost a chance: no value, window days',
+      spec: { ageThreshold: '50h' },
+      expireAfter: '280h',
+      reason_: 'AggressiveAgeThreshold',
+      says: /Add window days so that P shrinks\.$/,
+    },
+    {
+      reason: 'over the cap with room below it: expireAfter lowered to the cap',
+      expireAfter: '600h',
+      reason_: 'HardCapExceeded',
+      fix: '503h',
+    },
+    {
+      reason: 'over the cap, weekly: at the cap A < P, so no fix; window days',
+      spec: { maintenanceWindows: SAT },
+      expireAfter: '506h',
+      reason_: 'HardCapExceeded',
+      says: /Lower expireAfter to 503h or less\. No expireAfter within .* add window days/,
+    },
+    {
+      reason: 'an explicit A that keeps K only with an expireAfter beyond the cap: no fix',
+      spec: { maintenanceWindows: SAT, ageThreshold: '200h' },
+      expireAfter: '336h',
+      reason_: 'OverrideRejected',
+      says: /needs expireAfter 538h, beyond EKS Auto Mode's 21-day node lifetime \(at most 503h here\)/,
+    },
+  ])('$reason', ({ spec, expireAfter, reason_, fix, says }) => {
+    const d = run(spec, pool({ expireAfter }));
+    const f = d.findings.find((x) => x.reason === reason_);
+    expect(f, JSON.stringify(d.findings)).toBeDefined();
+    if (says) expect(f?.message).toMatch(says);
+    expect(f?.fix?.value).toBe(fix);
+    if (f?.fix === undefined) return;
+    expect(f.message).toContain(String(f.fix.value));
+    const fixed =
+      f.fix.object === 'NodePool'
+        ? run(spec, pool({ expireAfter: String(f.fix.value) }))
+        : run({ ...spec, ageThreshold: String(f.fix.value) }, pool({ expireAfter }));
+    const had = new Set(d.findings.map((x) => x.reason));
+    expect(
+      fixed.findings.map((x) => x.reason).filter((r) => LIFETIME.includes(r) && (r === reason_ || !had.has(r))),
+    ).toEqual([]);
+  });
+
+  it("under auto the age checks name the NodePool's expireAfter, the field their fix sets", () => {
+    const d = run({}, pool({ expireAfter: '192h' }));
+    expect(d.findings.map((f) => [f.reason, f.field])).toEqual([
+      ['NonPositiveAgeThreshold', 'NodePool general spec.template.spec.expireAfter'],
+    ]);
+    const e = run({ ageThreshold: '50h' }, pool({ expireAfter: '280h' }));
+    expect(e.findings.map((f) => [f.reason, f.field])).toEqual([['AggressiveAgeThreshold', 'spec.ageThreshold']]);
+  });
+});
+
 describe('layer 1 and layer 2 findings', () => {
   it.each(cases)('$reason', ({ spec, pool: np, n, expect: expected }) => {
     expect(reasons(run(spec, np, n ?? null))).toEqual(expected);
@@ -249,6 +355,27 @@ describe('layer 1 and layer 2 findings', () => {
       expect(f.field).not.toBe('');
       expect(f.message).toMatch(/\. (Set|Raise|Lower|Add|Use|Widen|Merge|Replace|Make)\b/);
     }
+  });
+
+  it.each([
+    {
+      reason: 'a legacy name: the text names the field, the fix keeps its fixed -05:00',
+      zone: 'EST',
+      fix: 'America/Panama',
+    },
+    {
+      reason: 'Etc/GMT-9 is UTC+09:00: the fix keeps +09:00, not the sign written',
+      zone: 'Etc/GMT-9',
+      fix: 'Asia/Tokyo',
+    },
+    { reason: 'Etc/GMT+12: no zone keeps UTC-12:00 without the trap, so a warning without a fix', zone: 'Etc/GMT+12' },
+  ])('MisleadingTimezone: $reason', ({ zone, fix }) => {
+    const d = run({ maintenanceWindows: [WED_SAT[0], { ...WED_SAT[0], timezone: zone }] as never });
+    const path = 'spec.maintenanceWindows[1].timezone';
+    expect(d.findings.map((f) => [f.reason, f.field, f.fix])).toEqual([
+      ['MisleadingTimezone', path, fix && { object: 'RotationPolicy', path, value: fix }],
+    ]);
+    expect(d.findings[0]?.message.startsWith(`${path}: "${zone}" is `)).toBe(true);
   });
 
   it('names the freeze, its length and D, and ends it D after its start (RFC 3339 UTC) as the fix', () => {

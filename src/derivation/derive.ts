@@ -5,7 +5,7 @@
 // Pure: the window figures are computed by the caller from an injected clock, which also comes in as `now`.
 import type { NodeClaim, NodePool } from '../karpenter/types.js';
 import type { WindowFigures } from '../schedule/windows.js';
-import { ageThreshold } from './age-threshold.js';
+import { ageThreshold, lifetimeAtCap } from './age-threshold.js';
 import { drainEstimate, provisioningEstimate } from './estimates.js';
 import {
   chancesFindings,
@@ -16,12 +16,12 @@ import {
   surgeSettingFindings,
   templateFindings,
 } from './feasibility.js';
-import type { Finding } from './findings.js';
+import { withoutFix, type Finding } from './findings.js';
 import { freezeFindings } from './freezes.js';
 import { freezeImpact, recurringFreezeFindings } from './recurring-freezes.js';
 import { headroomFindings } from './headroom.js';
 import type { PolicyParams } from './params.js';
-import { effectiveGracePeriod, poolTerms, rotationBound, type PoolTerms } from './terms.js';
+import { effectiveGracePeriod, HARD_CAP_SECONDS, poolTerms, rotationBound, type PoolTerms } from './terms.js';
 import { capacityPerOccurrence, throughputFindings } from './throughput.js';
 
 export {
@@ -139,17 +139,22 @@ export function derive(input: DerivationInput): Derivation {
   const C = capacityPerOccurrence(p, w.minDurationSeconds, tRotEst);
 
   // Step 6: A and G, and the layer-1 checks on them. Step 7: layer 2. Step 8: the freezes against A and G.
-  const {
-    A,
-    G,
-    findings: chanceChecks,
-  } = ageThreshold(p.ageThresholdOverride, {
+  const chances = {
     E: terms.expireAfter,
     K,
     P,
     tRot,
     leadTime,
-  });
+    nodePool: input.pool.metadata.name,
+    maxE: HARD_CAP_SECONDS - terms.tgpEffective,
+  };
+  const { A, G, findings: chanceChecks } = ageThreshold(p.ageThresholdOverride, chances);
+  // HardCapExceeded lowers expireAfter to the cap: no fix when that leaves no room for A ≥ P (a dead end).
+  const atCap = lifetimeAtCap(p.ageThresholdOverride === null, chances);
+  if (atCap !== null)
+    findings.forEach((f, i) => {
+      if (f.reason === 'HardCapExceeded') findings[i] = withoutFix(f, atCap);
+    });
   const freezeTerms = { E: terms.expireAfter, A, G, K, P, tRot, auto: p.ageThresholdOverride === null };
   findings.push(
     ...chanceChecks,

@@ -21,14 +21,18 @@ export function invalidTimezoneFinding(p: PolicyParams): Finding | null {
   return finding('InvalidTimezone', 'spec.maintenanceWindows', message);
 }
 
-/** Windows whose zone is valid but misleading (misleadingTimezone), one finding each, at the zone's own path. */
+/**
+ * Windows whose zone is valid but misleading (misleadingTimezone), one finding each, at the zone's own path (the
+ * message names it too, for the text output); the fix is the zone with the same clock, when there is one.
+ */
 export function misleadingTimezoneFindings(p: PolicyParams): Finding[] {
   return p.windows.flatMap((w, i) => {
     const why = misleadingTimezone(w.timezone);
+    if (why === null) return [];
     const use = suggestedZone(w.timezone);
-    if (why === null || use === null) return [];
     const path = `spec.maintenanceWindows[${i}].timezone`;
-    return [finding('MisleadingTimezone', path, why, { object: 'RotationPolicy', path, value: use })];
+    const fix = use === null ? undefined : ({ object: 'RotationPolicy', path, value: use } as const);
+    return [finding('MisleadingTimezone', path, `${path}: ${why}`, fix)];
   });
 }
 

@@ -39,6 +39,7 @@ export const REASONS = {
   PolicyConflict: 'fatal',
   NoGovernedNodePools: 'fatal',
   UnknownNodePool: 'warning',
+  SelectorMatchesNothing: 'warning',
   InvalidPolicy: 'fatal',
 } as const satisfies Record<string, Severity>;
 
@@ -78,3 +79,16 @@ export function finding(reason: Reason, field: string, message: string, fix?: Fi
 }
 
 export const hasFatal = (findings: readonly Finding[]): boolean => findings.some((f) => f.severity === 'fatal');
+
+/** The finding without its fix, `note` appended to its message. */
+export function withoutFix(f: Finding, note: string): Finding {
+  const { fix: _fix, ...rest } = f;
+  return { ...rest, message: `${f.message} ${note}` };
+}
+
+/**
+ * A finding's field as a message about one NodePool prints it: a NodePool field ("NodePool general
+ * spec.template.spec.expireAfter") as "NodePool field spec.template.spec.expireAfter", the NodePool being named
+ * already; a policy field as it is.
+ */
+export const fieldLabel = (field: string): string => field.replace(/^NodePool \S+ /, 'NodePool field ');

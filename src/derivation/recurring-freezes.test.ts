@@ -103,6 +103,25 @@ describe('recurring freezes against the figures', () => {
     expect(run(freezes, 2)).toEqual([]);
   });
 
+  // Wednesdays only; a span short of windows because of one freeze used to be blamed on every freeze it
+  // overlapped, a Friday freeze that covers no window included.
+  const CLOSE = { name: 'close', timezone: 'UTC', monthly: { from: 1, to: 10 } };
+  const FRIDAYS = {
+    name: 'fridays',
+    timezone: 'UTC',
+    rrule: 'FREQ=WEEKLY;BYDAY=FR',
+    start: '2026-01-02T00:00',
+    duration: '24h',
+  };
+  it.each([
+    { reason: 'alone, a Friday freeze cuts no window: nothing', freezes: [FRIDAYS], blamed: [] },
+    { reason: 'beside one that does, it is still not blamed', freezes: [CLOSE, FRIDAYS], blamed: ['"close"'] },
+    { reason: 'whatever the order', freezes: [FRIDAYS, CLOSE], blamed: ['"close"'] },
+  ])('FreezeCutsChances names only the freezes that take window time: $reason', ({ freezes, blamed }) => {
+    const out = run(freezes as RecurringFreeze[]).filter((f) => f.reason === 'FreezeCutsChances');
+    expect(out.map((f) => /\(("\w+")\)/.exec(f.message)?.[1])).toEqual(blamed);
+  });
+
   it('layer 2 counts only the windows outside freezes: the share frozen and the fewest chances a batch keeps', () => {
     const freezes = [{ name: 'close', timezone: 'UTC', monthly: { from: 1, to: 10 } }] as RecurringFreeze[];
     const p = policyParams({

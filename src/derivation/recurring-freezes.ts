@@ -1,9 +1,10 @@
 // Recurring freezes (spec.recurringFreezes) against the figures, over the year ahead of `now`:
 //  - FreezeOutlastsNodes, per recurring freeze: an occurrence longer than D = E − A − t_rot (freezes.ts says why
 //    D is the bound), with the fix that shortens the freeze itself (its `to`, or an RRULE's `duration`);
-//  - FreezeCutsChances: a node whose candidacy span [s, s + D) overlaps an occurrence is left fewer than K
-//    windows to be rotated in, counting only windows with some instant outside every freeze (the one-off
-//    freezes and every recurring occurrence: the engine starts nothing during any of them). G = floor(D / P)
+//  - FreezeCutsChances: a node whose candidacy span [s, s + D) overlaps window time an occurrence covers is
+//    left fewer than K windows to be rotated in, counting only windows with some instant outside every freeze
+//    (the one-off freezes and every recurring occurrence: the engine starts nothing during any of them); a freeze
+//    that covers no window time is never blamed for what the others do. G = floor(D / P)
 //    guarantees K windows on the calendar alone; a freeze takes away the ones it covers whole. The fix lowers
 //    the age threshold until every such span keeps K (the smallest A that does, if one exists).
 // Pure: `now` is injected, occurrences come from schedule/recurring-freezes.ts and the windows from occurrences().
@@ -90,13 +91,35 @@ function openWindows(p: PolicyParams, frozen: readonly Interval[], from: number,
     .filter((parts) => parts.length > 0);
 }
 
-/** Every occurrence's fewest chances under D (seconds); the worst per freeze, in freeze order. */
-function worst(p: PolicyParams, cal: Calendar, now: number, D: number) {
+/**
+ * The window time an occurrence takes away: from the start of the first window part it covers to the end of the
+ * last; null when it covers none (a freeze between the windows).
+ */
+function cutOf(windows: readonly Interval[], o: Interval): Interval | null {
+  const cut = windows.filter((w) => w.start < o.end && o.start < w.end);
+  if (cut.length === 0) return null;
+  return {
+    start: Math.max(o.start, Math.min(...cut.map((w) => w.start))),
+    end: Math.min(o.end, Math.max(...cut.map((w) => w.end))),
+  };
+}
+
+/**
+ * Every occurrence's fewest chances under D (seconds); the worst per freeze, in freeze order. With `blame`, only
+ * the spans whose windows the occurrence itself cuts are its own: a freeze between the windows is not blamed for
+ * a span another freeze leaves short, and one that cuts none is left out (FreezeCutsChances names the freezes
+ * that take window time).
+ */
+function worst(p: PolicyParams, cal: Calendar, now: number, D: number, blame = false) {
   const Dms = D * 1000;
-  const open = openWindows(p, cal.frozen, now - Dms, now + YEAR_MS + 2 * Dms);
+  const [from, to] = [now - Dms, now + YEAR_MS + 2 * Dms];
+  const open = openWindows(p, cal.frozen, from, to);
+  const windows = blame ? occurrences(p.windows, from, to) : [];
   const byFreeze = new Map<number, { o: FreezeOccurrence; chances: number; at: number }>();
   for (const { freeze, o } of cal.occ) {
-    const f = fewest(open, o, Dms);
+    const spans = blame ? cutOf(windows, o) : o;
+    if (spans === null) continue;
+    const f = fewest(open, spans, Dms);
     const seen = byFreeze.get(freeze);
     if (!seen || f.chances < seen.chances) byFreeze.set(freeze, { o, ...f });
   }
@@ -177,7 +200,7 @@ export function recurringFreezeFindings(p: PolicyParams, t: FreezeTerms, now: nu
       ),
     );
   });
-  const short = worst(p, cal, now, D).filter(([, w]) => w.chances < t.K);
+  const short = worst(p, cal, now, D, true).filter(([, w]) => w.chances < t.K);
   if (short.length === 0) return out;
   const fix = lowerAgeThreshold(p, cal, now, t, D);
   for (const [i, w] of short) {
@@ -210,7 +233,7 @@ function lowerAgeThreshold(p: PolicyParams, cal: Calendar, now: number, t: Freez
     if (A < 3600) return null;
     const Dnew = E - A - t.tRot;
     const calNew = calendar(p.freezes, p.recurringFreezes, now, Dnew * 1000);
-    if (worst(p, calNew, now, Dnew).every(([, w]) => w.chances >= t.K))
+    if (worst(p, calNew, now, Dnew, true).every(([, w]) => w.chances >= t.K))
       return { object: 'RotationPolicy', path: 'spec.ageThreshold', value: h(A) };
   }
   return null;

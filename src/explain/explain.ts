@@ -7,12 +7,12 @@ import { derive, NULL_FIGURES, type Figures } from '../derivation/derive.js';
 import { finding, type Finding, type Fix } from '../derivation/findings.js';
 import { policyParams } from '../derivation/params.js';
 import { shortLeadFindings } from '../derivation/short-lead.js';
-import { expandPlan, planNameFindings, unknownNodePoolFindings, type ExpansionError } from '../plan/expand.js';
-import { planFinding, withoutFix } from '../plan/fix-target.js';
+import { expandPlan, planTargetFindings, unknownNodePoolFindings, type ExpansionError } from '../plan/expand.js';
+import { planFixes, type GovernedPool } from '../plan/plan-fixes.js';
 import { governingPolicy } from '../policy/resolve.js';
+import { selectorFindings } from '../policy/selector-findings.js';
 import type { WindowFigures } from '../schedule/windows.js';
 import { figuresCache } from '../schedule/figures-cache.js';
-import { setPath } from '../util/set-path.js';
 import { forecastJson, forecastOf, type ClaimForecast } from '../forecast/forecast.js';
 import { poolPreFreezeFindings } from '../forecast/pre-freeze.js';
 
@@ -102,7 +102,8 @@ export function explain(
   const claimsOf = (name: string): NodeClaim[] | null =>
     claimsGiven ? inputs.nodeClaims.filter((c) => nodePoolOf(c) === name) : null;
   const figuresFor = figuresCache().at(now);
-  const checkPlanFix = planFixCheck({ nodePools: inputs.nodePools, claimsOf, figuresFor, now });
+  // Per plan, the NodePools it governs and their findings as derived: their fixes are decided for the plan.
+  const governed = new Map<MaintenancePlan, (GovernedPool & { report: NodePoolReport })[]>();
   const pools = [...inputs.nodePools].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
   for (const pool of pools) {
     const name = pool.metadata.name;
@@ -127,16 +128,27 @@ export function explain(
     // Null without NodeClaims, or when the figures it needs are unknown (an invalid zone).
     const ahead = claims && forecastOf(gov.policy, pool, claims, a.figures, now);
     const origin = origins.get(gov.policy);
-    // A policy a plan generated: its fixes go into the plan, and only those that break no other NodePool.
-    const found = [...a.findings, ...poolPreFreezeFindings(gov.policy, a.figures, ahead)];
-    const findings = origin ? found.map((f) => checkPlanFix(origin, name, f)) : found;
-    result.report.nodePools.push({
+    const findings = [...a.findings, ...poolPreFreezeFindings(gov.policy, a.figures, ahead)];
+    const report: NodePoolReport = {
       nodePool: name,
       policy: gov.policy.metadata.name,
       ...a.figures,
       findings: findings.map(strip),
       ...(ahead ? { forecast: ahead } : {}),
-    });
+    };
+    result.report.nodePools.push(report);
+    if (origin)
+      governed.set(origin.plan, [
+        ...(governed.get(origin.plan) ?? []),
+        { nodePool: name, ruleIndex: origin.ruleIndex, findings, report },
+      ]);
+  }
+  // A policy a plan generated: its fixes go into the plan, one value per plan field for every NodePool there.
+  const analyse = (policy: RotationPolicy, pool: NodePool): Finding[] =>
+    analysePool(policy, pool, claimsOf(pool.metadata.name), figuresFor, now).findings;
+  for (const [plan, members] of governed) {
+    const fixed = planFixes(plan, members, inputs.nodePools, analyse);
+    for (const m of members) m.report.findings = (fixed.get(m.nodePool) ?? []).map(strip);
   }
   return result;
 }
@@ -148,8 +160,11 @@ const strip = (f: ReportFinding | Finding): ReportFinding => ({
   ...(f.fix ? { fix: f.fix } : {}),
 });
 
-/** The JSON form, keys in the documented order. */
-export function reportJson(report: ExplainResult['report']): string {
+/**
+ * The JSON form, keys in the documented order: per NodePool, and `findings` about the input objects as a whole
+ * (each naming its object and field), so that the machine output carries every finding the text shows.
+ */
+export function reportJson(report: ExplainResult['report'], inputFindings: ExplainResult['inputFindings']): string {
   const pools = report.nodePools.map((p) => ({
     nodePool: p.nodePool,
     policy: p.policy,
@@ -163,7 +178,8 @@ export function reportJson(report: ExplainResult['report']): string {
     findings: p.findings.map(strip),
     ...(p.forecast ? { forecast: p.forecast.map(forecastJson) } : {}),
   }));
-  return `${JSON.stringify({ nodePools: pools }, null, 2)}\n`;
+  const findings = inputFindings.map((f) => ({ object: f.object, field: f.field, ...strip(f) }));
+  return `${JSON.stringify({ nodePools: pools, findings }, null, 2)}\n`;
 }
 
 /**
@@ -184,10 +200,16 @@ export function effectivePolicies(
     const names = p.spec.nodePools ?? [];
     for (const f of unknownNodePoolFindings(names, 'spec.nodePools', inputs.nodePools, 'the policy', 'RotationPolicy'))
       result.inputFindings.push({ ...f, object });
+    const selector = p.spec.nodePoolSelector;
+    const target = { path: 'spec.nodePoolSelector', owner: 'the policy', kind: 'RotationPolicy' } as const;
+    const effect = 'the policy governs no NodePool';
+    if (selector && !p.spec.nodePools)
+      for (const f of selectorFindings({ ...target, selector, effect }, inputs.nodePools))
+        result.inputFindings.push({ ...f, object });
   }
   for (const plan of inputs.plans) {
     const object = `MaintenancePlan ${plan.metadata.name}`;
-    for (const f of planNameFindings(plan, inputs.nodePools)) result.inputFindings.push({ ...f, object });
+    for (const f of planTargetFindings(plan, inputs.nodePools)) result.inputFindings.push({ ...f, object });
     const expansion = expandPlan(plan, inputs.nodePools);
     for (const e of expansion.errors) result.planErrors.push({ ...e, plan: plan.metadata.name });
     for (const x of expansion.excluded) result.excluded.push({ ...x, plan: plan.metadata.name });
@@ -218,84 +240,3 @@ interface PlanOrigin {
   ruleIndex: number;
 }
 type PlanOrigins = Map<RotationPolicy, PlanOrigin>;
-
-interface PlanFixContext {
-  nodePools: readonly NodePool[];
-  claimsOf: (nodePool: string) => NodeClaim[] | null;
-  figuresFor: (w: readonly MaintenanceWindow[]) => WindowFigures;
-  now: number;
-}
-
-/** What a plan makes of each NodePool: its generated spec and fatal reasons, or its expansion errors. */
-type PlanOutcomes = Map<string, { spec: string; fatal: Set<string> } | { errors: string[] }>;
-
-/**
- * A fix moved into a plan reaches every NodePool whose settings come from the same place (all the pools its
- * rule decides, or every pool on the defaults), with a value worked out for one of them. It is offered only
- * when, applied to the plan, every other NodePool's settings still form a valid policy and none gains a fatal
- * finding; otherwise the finding keeps its advice, without the fix, and says what the value would break.
- * Each distinct (plan, path, value) is tried once, and only the NodePools whose settings it changes are
- * analysed again.
- */
-function planFixCheck(ctx: PlanFixContext): (origin: PlanOrigin, nodePool: string, f: Finding) => Finding {
-  const byName = new Map(ctx.nodePools.map((p) => [p.metadata.name, p]));
-  const outcomes = (plan: MaintenancePlan, before?: PlanOutcomes): PlanOutcomes => {
-    const out: PlanOutcomes = new Map();
-    const expansion = expandPlan(plan, ctx.nodePools);
-    for (const e of expansion.errors) {
-      const o = out.get(e.nodePool);
-      out.set(e.nodePool, { errors: [...(o && 'errors' in o ? o.errors : []), `${e.path}: found ${e.found}`] });
-    }
-    for (const e of expansion.policies) {
-      const spec = JSON.stringify(e.policy.spec);
-      const was = before?.get(e.nodePool);
-      if (was && 'spec' in was && was.spec === spec) {
-        out.set(e.nodePool, was);
-        continue;
-      }
-      const pool = byName.get(e.nodePool) as NodePool;
-      const a = analysePool(e.policy, pool, ctx.claimsOf(e.nodePool), ctx.figuresFor, ctx.now);
-      out.set(e.nodePool, {
-        spec,
-        fatal: new Set(a.findings.filter((g) => g.severity === 'fatal').map((g) => g.reason)),
-      });
-    }
-    return out;
-  };
-  /** Per plan: what it makes of each pool, and what each tried fix would do to them (pool → harm). */
-  const plans = new Map<MaintenancePlan, { before: PlanOutcomes; tried: Map<string, Map<string, string>> }>();
-  const harmOf = (plan: MaintenancePlan, fix: Fix): Map<string, string> => {
-    let known = plans.get(plan);
-    if (!known) plans.set(plan, (known = { before: outcomes(plan), tried: new Map() }));
-    const key = `${fix.path}\0${JSON.stringify(fix.value)}`;
-    const tried = known.tried.get(key);
-    if (tried) return tried;
-    const before = known.before;
-    const harm = new Map<string, string>();
-    for (const [pool, o] of outcomes(setPath(plan, fix.path, fix.value), before)) {
-      const was = before.get(pool);
-      if ('errors' in o) {
-        const added = o.errors.filter((e) => !(was && 'errors' in was && was.errors.includes(e)));
-        if (added.length > 0) harm.set(pool, `leave its settings an invalid policy (${added.join('; ')})`);
-      } else if (was && 'fatal' in was) {
-        const added = [...o.fatal].filter((r) => !was.fatal.has(r));
-        if (added.length > 0) harm.set(pool, `make it fatal there (${added.join(', ')})`);
-      }
-    }
-    known.tried.set(key, harm);
-    return harm;
-  };
-  return ({ plan, ruleIndex }, nodePool, f) => {
-    const moved = planFinding(plan, ruleIndex, f);
-    const fix = moved.fix;
-    if (fix?.object !== 'MaintenancePlan') return moved;
-    const harm = [...harmOf(plan, fix)].find(([pool]) => pool !== nodePool);
-    if (!harm) return moved;
-    return withoutFix(
-      f,
-      `Not offered as a fix: ${fix.path} = ${JSON.stringify(fix.value)} in MaintenancePlan ${plan.metadata.name} ` +
-        `would also reach NodePool ${harm[0]} and ${harm[1]}; give NodePool ${nodePool} a rule of its own ` +
-        'and set it there.',
-    );
-  };
-}

@@ -89,7 +89,11 @@ const caseArb = fc.record({
   minRotationChances: fc.integer({ min: 1, max: 3 }),
   ageThreshold: fc.oneof(fc.constant(undefined), hours(1, 600)),
   surge: surgeArb,
-  nodePoolName: fc.constantFrom('general', 'genral'),
+  // By name or by label, now and then misspelt (the pool is general, labelled tier: general).
+  target: fc.oneof(
+    fc.constantFrom('general', 'genral').map((n) => ({ nodePools: [n] })),
+    fc.constantFrom('general', 'genral', 'gpu').map((tier) => ({ nodePoolSelector: { matchLabels: { tier } } })),
+  ),
   expireAfter: fc.oneof(hours(24, 800), fc.constant('Never')),
   terminationGracePeriod: fc.oneof(fc.constant(undefined), minutes(10, 2880)),
 });
@@ -127,7 +131,7 @@ function objectsOf(c: Case): { policy: Obj; pool: Obj } {
     kind: 'RotationPolicy',
     metadata: { name: 'p' },
     spec: {
-      nodePools: [c.nodePoolName],
+      ...c.target,
       maintenanceWindows: c.windows.filter((w) => w.start !== w.end),
       minRotationChances: c.minRotationChances,
       ...(c.ageThreshold !== undefined ? { ageThreshold: c.ageThreshold } : {}),
@@ -136,7 +140,7 @@ function objectsOf(c: Case): { policy: Obj; pool: Obj } {
       ...(c.recurringFreezes.length > 0 ? { recurringFreezes: c.recurringFreezes } : {}),
     },
   };
-  const pool = nodePoolObject({ name: 'general', ...c });
+  const pool = nodePoolObject({ name: 'general', labels: { tier: 'general' }, ...c });
   return { policy, pool };
 }
 
@@ -164,6 +168,9 @@ function expectPrinted(f: Seen): void {
   if (value !== undefined && !Array.isArray(value)) expect(f.message, f.reason).toContain(String(value));
 }
 
+/** The findings about the NodePool's lifetime against the windows and EKS Auto Mode's cap. */
+const LIFETIME = new Set(['NonPositiveAgeThreshold', 'AggressiveAgeThreshold', 'HardCapExceeded']);
+
 describe('suggested fixes', () => {
   it('each is printed as it is, keeps the input valid, and clears its finding', () => {
     const applied = new Map<string, number>();
@@ -186,6 +193,13 @@ describe('suggested fixes', () => {
             still.map((g) => g.message),
             `fix ${JSON.stringify(f.fix)} of: ${f.message}`,
           ).toEqual([]);
+          // No dead end: a fix to the NodePool's lifetime brings none of the lifetime's other findings (raising
+          // expireAfter out of NonPositiveAgeThreshold into AggressiveAgeThreshold, whose raise is HardCapExceeded).
+          if (f.fix.path === 'spec.template.spec.expireAfter') {
+            const had = new Set(before.findings.map((g) => g.reason));
+            const gained = after.findings.map((g) => g.reason).filter((r) => LIFETIME.has(r) && !had.has(r));
+            expect(gained, `fix ${JSON.stringify(f.fix)} of: ${f.message}`).toEqual([]);
+          }
           applied.set(f.reason, (applied.get(f.reason) ?? 0) + 1);
           if (f.fix.path.startsWith('spec.recurringFreezes'))
             applied.set(`${f.reason} (recurring)`, (applied.get(`${f.reason} (recurring)`) ?? 0) + 1);
@@ -196,6 +210,7 @@ describe('suggested fixes', () => {
     // The generator reaches every finding that carries a fix (a fix no case exercises is not tested).
     expect([...applied.keys()].sort()).toEqual(
       [
+        'AggressiveAgeThreshold',
         'DrainEstimateAboveTGP',
         'FreezeCutsChances',
         'FreezeOutlastsNodes',
@@ -206,6 +221,7 @@ describe('suggested fixes', () => {
         'OverrideRejected',
         'ProvisioningEstimateAboveReadyTimeout',
         'RetryFasterThanAttempt',
+        'SelectorMatchesNothing',
         'SingleRotationChance',
         'UnboundedDrain',
         'UnknownNodePool',
@@ -237,7 +253,8 @@ const settingsArb = (required: ('maintenanceWindows' | 'minRotationChances')[]) 
 const ruleArb = fc.record({
   target: fc.oneof(
     fc.subarray([...POOLS, 'genral'], { minLength: 1 }).map((nodePools) => ({ nodePools })),
-    fc.constantFrom('a', 'b').map((tier) => ({ nodePoolSelector: { matchLabels: { tier } } })),
+    // 'aa' matches no NodePool: one edit from 'a', its fix when a NodePool of the plan has tier a.
+    fc.constantFrom('a', 'b', 'aa').map((tier) => ({ nodePoolSelector: { matchLabels: { tier } } })),
   ),
   exclude: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
   overrides: settingsArb([]),
@@ -336,14 +353,24 @@ describe('suggested fixes for NodePools a MaintenancePlan governs', () => {
           // plan of a finding about the plan itself).
           if (f.fix.object === 'MaintenancePlan' && f.nodePool !== null) {
             expect(f.fix.name, f.message).toBe('plan');
-            expect(f.message, f.reason).toContain(`Set it in MaintenancePlan plan at ${f.fix.path}.`);
+            expect(f.message, f.reason).toContain(`Set it in MaintenancePlan plan at ${f.fix.path}`);
           }
           const after = planRun(applied(objects, f));
           expect(after.errors, `${f.reason}: ${f.message}`).toEqual([]);
           const key = (g: PlanSeen): string => `${g.nodePool} ${g.reason} ${g.fix?.path ?? g.field}`;
-          const still = after.findings.filter((g) => key(g) === key(f));
+          // A plan field several NodePools' findings point at gets one value, which clears them all: pasting the
+          // first of them must not leave another NodePool's (a shared freeze, three different ends).
+          const fix = f.fix;
+          const sharing =
+            fix.object === 'MaintenancePlan'
+              ? before.findings.filter((g) => g.fix?.object === 'MaintenancePlan' && g.fix.path === fix.path)
+              : [f];
+          expect([...new Set(sharing.map((g) => JSON.stringify(g.fix?.value)))], `one value at ${fix.path}`).toEqual([
+            JSON.stringify(fix.value),
+          ]);
+          const still = after.findings.filter((g) => sharing.some((h) => key(g) === key(h)));
           expect(
-            still.map((g) => g.message),
+            still.map((g) => `${g.nodePool}: ${g.message}`),
             `fix ${JSON.stringify(f.fix)} of: ${f.message}`,
           ).toEqual([]);
           // A per-NodePool fix must not break the plan's other NodePools. (A plan-level fix, a misspelt name in
@@ -366,6 +393,7 @@ describe('suggested fixes for NodePools a MaintenancePlan governs', () => {
     // Every finding whose fix is a policy field is reached with its fix in the plan, in rules and in the defaults
     // alike, and every NodePool fix as it is.
     const policyFixes = [
+      'AggressiveAgeThreshold',
       'DrainEstimateAboveTGP',
       'FreezeOutlastsNodes',
       'MisleadingTimezone',
@@ -386,7 +414,7 @@ describe('suggested fixes for NodePools a MaintenancePlan governs', () => {
     const inPlan = (where: string): string[] =>
       [...new Set(keys.filter((k) => k.endsWith(` ${where}`)).map((k) => k.split(' ')[0] as string))].sort();
     expect([...new Set([...inPlan('spec.rules'), ...inPlan('spec.defaults')])].sort()).toEqual(
-      [...policyFixes, 'UnknownNodePool'].sort(),
+      [...policyFixes, 'SelectorMatchesNothing', 'UnknownNodePool'].sort(),
     );
     expect(inPlan('spec.defaults').length).toBeGreaterThanOrEqual(policyFixes.length - 1);
     expect(inPlan('NodePool')).toEqual(poolFixes);

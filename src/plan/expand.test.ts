@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { MaintenancePlan } from '../generated/api-types.js';
 import type { NodePool } from '../karpenter/types.js';
-import { expandPlan, planNameFindings, policyName, shortenName } from './expand.js';
+import { expandPlan, planTargetFindings, policyName, shortenName } from './expand.js';
 import { nearNames } from '../util/near-names.js';
 import { pool as bare } from '../../test/support/fixtures.js';
 
@@ -158,20 +158,29 @@ describe('names in rules that match no NodePool (UnknownNodePool)', () => {
       ],
     },
     {
-      reason: 'every name exists and is selected; selectors are not names: nothing to say',
+      reason: 'every name exists and is selected, and the selector matches: nothing to say',
       spec: {
         defaults,
         rules: [
           { name: 'a', nodePools: ['web', 'gpu'], exclude: true },
-          { name: 'b', nodePoolSelector: { matchLabels: { tier: 'nowhere' } }, exclude: true },
+          { name: 'b', nodePoolSelector: { matchLabels: { tier: 'db' } }, exclude: true },
         ],
       },
       want: [],
     },
+    {
+      reason:
+        'a selector that matches nothing is as silent as a name: SelectorMatchesNothing (selector-findings.test.ts)',
+      spec: { defaults, rules: [{ name: 'b', nodePoolSelector: { matchLabels: { tier: 'nowhere' } }, exclude: true }] },
+      want: [
+        "spec.rules[0].nodePoolSelector.matchLabels.tier: rule b's spec.rules[0].nodePoolSelector matches none of " +
+          'the 4 NodePools given: no NodePool has tier=nowhere, so it excludes no NodePool. Fix the selector.',
+      ],
+    },
   ])('$reason', ({ spec, want }) => {
-    const found = planNameFindings(plan(spec as MaintenancePlan['spec']), pools);
+    const found = planTargetFindings(plan(spec as MaintenancePlan['spec']), pools);
     expect(found.map((f) => `${f.field}: ${f.message}`)).toEqual(want);
-    expect(found.every((f) => f.reason === 'UnknownNodePool' && f.severity === 'warning')).toBe(true);
+    expect(found.every((f) => f.severity === 'warning')).toBe(true);
   });
 
   it('the names it offers are the existing ones at most two edits away, nearest first', () => {

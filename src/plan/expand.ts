@@ -16,6 +16,7 @@ import { validateAgainst, type FieldError } from '../api/validate.js';
 import { sortKeys } from '../util/canonical.js';
 import { finding, type Finding } from '../derivation/findings.js';
 import { nearNames } from '../util/near-names.js';
+import { selectorFindings } from '../policy/selector-findings.js';
 
 export const PLAN_LABEL = 'noderotation.io/plan';
 export const NODEPOOL_ANNOTATION = 'noderotation.io/nodepool';
@@ -196,9 +197,14 @@ export function unknownNodePoolFindings(
   });
 }
 
-/** UnknownNodePool for every name in the plan's rules that no selected NodePool has. */
-export function planNameFindings(plan: MaintenancePlan, nodePools: readonly NodePool[]): Finding[] {
+/**
+ * What the plan's rules target that is not there: UnknownNodePool for every name no selected NodePool has, and
+ * SelectorMatchesNothing for every selector that matches none of them.
+ */
+export function planTargetFindings(plan: MaintenancePlan, nodePools: readonly NodePool[]): Finding[] {
   const selected = (p: NodePool): boolean => matches(plan.spec.nodePoolSelector, p.metadata.labels);
+  const inPlan = nodePools.filter(selected);
+  const others = nodePools.filter((p) => !selected(p));
   return (plan.spec.rules ?? []).flatMap((rule, i) =>
     rule.nodePools
       ? unknownNodePoolFindings(
@@ -209,6 +215,16 @@ export function planNameFindings(plan: MaintenancePlan, nodePools: readonly Node
           'MaintenancePlan',
           selected,
         )
-      : [],
+      : selectorFindings(
+          {
+            selector: rule.nodePoolSelector ?? {},
+            path: `spec.rules[${i}].nodePoolSelector`,
+            owner: `rule ${rule.name}`,
+            kind: 'MaintenancePlan',
+            effect: rule.exclude ? 'it excludes no NodePool' : 'its overrides reach no NodePool',
+          },
+          inPlan,
+          others,
+        ),
   );
 }

@@ -3,6 +3,7 @@
 // that decided the pool: does its override set the field (or a parent of it), or is it inherited from
 // spec.defaults? The Crossplane function and `explain` share these answers, so they name the same plan paths.
 import type { Finding } from '../derivation/findings.js';
+export { withoutFix } from '../derivation/findings.js';
 import type { MaintenancePlan } from '../generated/api-types.js';
 
 type Json = Record<string, unknown>;
@@ -68,10 +69,4 @@ export function planFinding(plan: MaintenancePlan, ruleIndex: number, f: Finding
     message: `${f.message} Set it in MaintenancePlan ${name} at ${path}.`,
     fix: { object: 'MaintenancePlan', name, path, value: f.fix.value },
   };
-}
-
-/** The finding without its fix, `note` appended to its message. */
-export function withoutFix(f: Finding, note: string): Finding {
-  const { fix: _fix, ...rest } = f;
-  return { ...rest, message: `${f.message} ${note}` };
 }

@@ -36,10 +36,26 @@ describe("time zones: exactly the names Go's time.LoadLocation accepts", () => {
     expect(isValidTimezone(null)).toBe(false);
   });
 
-  it('suggests the right case for a wrongly-cased name only', () => {
-    expect(suggestTimezone('asia/tokyo')).toBe('Asia/Tokyo');
-    expect(suggestTimezone('Asia/Tokyo')).toBeUndefined();
-    expect(suggestTimezone('JST')).toBeUndefined();
+  it.each([
+    { reason: 'a wrongly-cased name', name: 'asia/tokyo', suggested: 'Asia/Tokyo' },
+    { reason: 'a valid name needs nothing', name: 'Asia/Tokyo', suggested: undefined },
+    { reason: 'a letter left out', name: 'Europe/Berln', suggested: 'Europe/Berlin' },
+    { reason: 'two letters swapped, and the case', name: 'america/new_yrok', suggested: 'America/New_York' },
+    { reason: 'JST is as near EST, HST and MST: no guess', name: 'JST', suggested: undefined },
+    { reason: 'too far from every name', name: 'Mars/Olympus', suggested: undefined },
+    { reason: 'a short name is not guessed from half of it', name: 'XY', suggested: undefined },
+    {
+      reason: '"est" is EST, which would warn MisleadingTimezone: the zone that warning sets instead',
+      name: 'est',
+      suggested: 'America/Panama',
+    },
+    {
+      reason: 'likewise a misspelt Etc/GMT name: the zone with its offset',
+      name: 'etc/gmt-9',
+      suggested: 'Asia/Tokyo',
+    },
+  ])('suggests the zone meant: $reason ($name)', ({ name, suggested }) => {
+    expect(suggestTimezone(name)).toBe(suggested);
   });
 
   it('the list is sorted, without duplicates, and every name works in the offset engine (Luxon/Intl)', () => {

@@ -13,7 +13,9 @@ import { TIMEZONES } from '../generated/timezones.js';
 import { TZ_OFFSETS_UNTIL_MS, TZ_TABLE_OF, TZ_TABLES } from '../generated/tz-offsets.js';
 import { boundedCache } from '../util/bounded-cache.js';
 import { describeValue } from '../util/describe.js';
+import { editDistance, nearNames } from '../util/near-names.js';
 import { decodeOffsets, offsetAt, type OffsetTable } from './tz-table.js';
+import { suggestedZone } from './zone-advice.js';
 
 const KNOWN: ReadonlySet<string> = new Set(TIMEZONES);
 
@@ -23,11 +25,31 @@ export function isValidTimezone(name: unknown): boolean {
 }
 
 const BY_LOWER_CASE: ReadonlyMap<string, string> = new Map(TIMEZONES.map((n) => [n.toLowerCase(), n]));
+const LOWER_CASE_NAMES = [...BY_LOWER_CASE.keys()];
 
-/** The zone a wrongly-cased name means ("asia/tokyo" → "Asia/Tokyo"), for the error message only. */
+/** The one zone name a typo is nearest to (case aside), at most two edits and under half the name away. */
+function nearestZone(name: string): string | undefined {
+  const lower = name.toLowerCase();
+  const exact = BY_LOWER_CASE.get(lower);
+  if (exact !== undefined) return exact;
+  const near = nearNames(lower, LOWER_CASE_NAMES).map((n) => ({ n, d: editDistance(lower, n) }));
+  const best = near[0];
+  // Two names as near as each other ("JST": EST, HST, MST) say nothing about which was meant.
+  if (best === undefined || near[1]?.d === best.d || 2 * best.d >= lower.length) return undefined;
+  return BY_LOWER_CASE.get(best.n);
+}
+
+/**
+ * The zone an unknown name likely means, for the error message only: the name with its case fixed
+ * ("asia/tokyo" → "Asia/Tokyo") or its typo ("Europe/Berln" → "Europe/Berlin"); a name that would draw
+ * MisleadingTimezone is replaced by the zone that warning's fix sets ("est" → "EST" → "America/Panama"), so the
+ * suggestion leads to no other finding.
+ */
 export function suggestTimezone(name: string): string | undefined {
-  const hit = BY_LOWER_CASE.get(name.toLowerCase());
-  return hit !== name ? hit : undefined;
+  const hit = nearestZone(name);
+  if (hit === undefined) return undefined;
+  const use = suggestedZone(hit) ?? hit;
+  return use !== name ? use : undefined;
 }
 
 // Every zone in use is one of ~600 names, each decoded once (a few hundred numbers).

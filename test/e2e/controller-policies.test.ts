@@ -79,7 +79,7 @@ describe('policies that cannot act', () => {
     });
     expect(stalledFatal.reason).toBe('Invalid');
     expect(stalledFatal.message).toMatch(
-      /NodePool e2e-pol-fatal-\w+: spec.ageThreshold: .*\(NonPositiveAgeThreshold\)/,
+      /NodePool e2e-pol-fatal-\w+: NodePool field spec.template.spec.expireAfter: .*\(NonPositiveAgeThreshold\)/,
     );
     expect(await condition(`${fatal.pool}-p`, 'Ready')).toMatchObject({ status: 'False', reason: 'Invalid' });
 

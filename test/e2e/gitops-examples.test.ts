@@ -251,7 +251,7 @@ describe('the Argo CD Config Management Plugin (examples/argocd/cmp-plugin.yaml)
     expect(r.code).toBe(1);
     expect(r.err).toContain(
       'FATAL NonPositiveAgeThreshold: NodePool general (RotationPolicy platform-general): ' +
-        'spec.defaults.ageThreshold: expireAfter 336h is not longer than the lead time',
+        'NodePool field spec.template.spec.expireAfter: expireAfter 336h is not longer than the lead time',
     );
   });
 });
