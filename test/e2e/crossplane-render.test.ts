@@ -96,7 +96,7 @@ describe(`crossplane render (${binary})`, () => {
     );
     expect(failure).toContain(
       'pipeline step "rotation-policies" returned a fatal result: NodePool general ' +
-        '(RotationPolicy platform-general): spec.defaults.ageThreshold: ' +
+        '(RotationPolicy platform-general): NodePool field spec.template.spec.expireAfter: ' +
         'expireAfter 72h is not longer than the lead time',
     );
   });

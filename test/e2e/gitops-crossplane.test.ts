@@ -252,7 +252,8 @@ describe('Crossplane core composes RotationPolicies from a MaintenancePlan throu
     // The first FATAL result, as the function words it (fatal results are ordered by NodePool).
     expect(synced.message).toContain(
       'pipeline step "rotation-policies" returned a fatal result: ' +
-        'NodePool batch (RotationPolicy platform-batch, rule batch-weekends): spec.defaults.ageThreshold: ' +
+        'NodePool batch (RotationPolicy platform-batch, rule batch-weekends): ' +
+        'NodePool field spec.template.spec.expireAfter: ' +
         'expireAfter 720h is not longer than the lead time K·P + t_rot = 5×145h + 2h17m = 727h17m',
     );
     expect(condition(getPlan(), 'PlanValid')).toMatchObject({ status: 'False', reason: 'NonPositiveAgeThreshold' });
