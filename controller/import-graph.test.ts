@@ -2,10 +2,10 @@
 // cost 65 MB of resident memory the moment they are imported (docs/benchmarks.md), and the one kubeconfig reader
 // (runtime/kube/kubeconfig.ts) serves the CLI and the controller alike. The tests and the benchmark may use it
 // (a devDependency). This walks the static import graph from the entry point, and reads every program module.
-import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { probe } from '../test/support/probe.js';
 
 const ROOT = join(import.meta.dirname, '..');
 // `import … from '…'` and `export … from '…'`, but not `import type` (erased) nor `import('…')` (lazy).
@@ -60,7 +60,7 @@ describe('what the program loads', () => {
 describe("what the controller's modules cost at start", () => {
   it("they and a zone's offsets construct no Intl.DateTimeFormat (ICU's data: 8 MiB resident) nor load rrule", () => {
     // A process of its own, Intl.DateTimeFormat counted before anything is imported.
-    const probe = [
+    const seen = probe<{ before: number; after: number; inside: number; rrule: number }>([
       'let formatters = 0;',
       'const Original = Intl.DateTimeFormat;',
       'Intl.DateTimeFormat = function (...a) { formatters++; return new Original(...a); };',
@@ -73,12 +73,7 @@ describe("what the controller's modules cost at start", () => {
       'const before = formatters;',
       "zone.offsetMinutes('Europe/Berlin', Date.parse('2150-07-01T00:00:00Z'));",
       'console.log(JSON.stringify({ before, after: formatters, inside, rrule: loaded.length }));',
-    ].join('\n');
-    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', probe], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    });
-    const seen = JSON.parse(out) as { before: number; after: number; inside: number; rrule: number };
+    ]);
     expect(seen.inside).toBe(Date.parse('2027-03-28T01:30:00Z')); // 02:30 skipped: forward by the gap
     expect(seen.before).toBe(0);
     expect(seen.rrule).toBe(0);

@@ -1,10 +1,10 @@
 // One observability vocabulary (issue 19): the registry, the engine's catalogue, docs/observability.md, the alerts
 // and the dashboard name the same series with the same labels, and the exposition is the Go client's form.
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { OBSERVATIONS, TRANSITION_METRICS } from '../src/engine/actions.js';
 import { exposition, ControllerMetrics } from './metrics.js';
+import { probe } from '../test/support/probe.js';
 
 const read = (p: string): string => readFileSync(new URL(`../${p}`, import.meta.url), 'utf8');
 const doc = read('docs/observability.md');
@@ -128,18 +128,13 @@ describe('prom-client, loaded lean (prom.ts)', () => {
 
   it("the controller's modules, loaded in a process of their own, never load @opentelemetry/api", () => {
     // A fresh process: this one's module cache holds whatever other tests imported.
-    const probe = [
+    const seen = probe<{ prom: number; otel: string[] }>([
       "const { createRequire } = await import('node:module');",
       "await import('./controller/main.ts');",
       'const loaded = Object.keys(createRequire(import.meta.url).cache);',
       "console.log(JSON.stringify({ prom: loaded.filter((k) => k.includes('prom-client')).length,",
       "  otel: loaded.filter((k) => k.includes('@opentelemetry')) }));",
-    ].join('\n');
-    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', probe], {
-      cwd: new URL('..', import.meta.url),
-      encoding: 'utf8',
-    });
-    const seen = JSON.parse(out) as { prom: number; otel: string[] };
+    ]);
     expect(seen.prom).toBeGreaterThan(3); // the probe sees prom-client's files: it would see otel's
     expect(seen.otel).toEqual([]);
   });

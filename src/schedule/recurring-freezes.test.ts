@@ -1,10 +1,10 @@
 import fc from 'fast-check';
-import { execFileSync } from 'node:child_process';
 import rrulePackage from 'rrule';
 import { describe, expect, it } from 'vitest';
 import type { RecurringFreeze } from '../generated/api-types.js';
 import { intlWall } from '../../test/support/intl-clock.js';
 import { freezeOccurrences, MAX_OCCURRENCES, recurringFreezeOccurrences } from './recurring-freezes.js';
+import { probe } from '../../test/support/probe.js';
 
 const T = (iso: string): number => Date.parse(iso);
 const iso = (ms: number): string => new Date(ms).toISOString().replace(':00.000Z', 'Z');
@@ -368,7 +368,7 @@ describe('the rrule package', () => {
   it('is loaded when a rule is first expanded, not when the module is imported (a process of its own)', () => {
     // Imported as an ES module its bundle costs the controller about 5 MiB of resident memory
     // (docs/benchmarks.md); a controller whose policies have no RRULE freeze never loads it.
-    const probe = [
+    const seen = probe<{ before: number; after: number }>([
       "const { createRequire } = await import('node:module');",
       "const m = await import('./src/schedule/recurring-freezes.ts');",
       "const rrule = () => Object.keys(createRequire(import.meta.url).cache).filter((k) => k.includes('/rrule/'));",
@@ -376,12 +376,7 @@ describe('the rrule package', () => {
       "m.freezeOccurrences({ name: 'f', timezone: 'UTC', rrule: 'FREQ=YEARLY', start: '2027-11-26T00:00',",
       "  duration: '96h' }, Date.parse('2027-01-01T00:00:00Z'), Date.parse('2028-01-01T00:00:00Z'));",
       'console.log(JSON.stringify({ before, after: rrule().length }));',
-    ].join('\n');
-    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', probe], {
-      cwd: new URL('../..', import.meta.url),
-      encoding: 'utf8',
-    });
-    const seen = JSON.parse(out) as { before: number; after: number };
+    ]);
     expect(seen.before).toBe(0);
     expect(seen.after).toBeGreaterThan(0); // the probe sees the package once it is used: it would see it before
   });
