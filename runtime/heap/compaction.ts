@@ -20,7 +20,7 @@ export interface HeapCompactionOptions {
   everyMs: number;
 }
 
-/** Schedules the collections; `stop` cancels the next one. Returns how many ran, for tests and metrics. */
+/** Schedules the collections; `stop` cancels the next one, `runs` says how many have run. */
 export function startHeapCompaction(o: HeapCompactionOptions): { stop(): void; runs(): number } {
   const gc = o.gc;
   let runs = 0;
