@@ -1,9 +1,11 @@
 // The watch caches the reconcilers read: one Reflector per resource (list + watch, each object cut down to the
-// fields the engine reads: runtime/kube/shape.ts), and the pool index over them, which maps a change of a
+// fields the engine reads: runtime/kube/shape.ts, and frozen as JSON the API served, which the engine reads
+// without a copy: src/engine/boundary.ts), and the pool index over them, which maps a change of a
 // NodeClaim, Node or placeholder to the NodePools it concerns (`onPools`). No cluster-wide Pod cache: the only
 // Pods watched are the placeholders in the controller's namespace.
 import { setMaxListeners } from 'node:events';
 import { A } from '../src/engine/annotations.js';
+import { served } from '../src/engine/boundary.js';
 import type { RotationPolicy } from '../src/generated/api-types.js';
 import type { NodeClaim, NodePool } from '../src/karpenter/types.js';
 import type { Node, Pod } from '../src/kube/types.js';
@@ -37,7 +39,7 @@ export class Caches {
 
   constructor(client: KubeApi, clock: Clock, namespace: string) {
     const r = <T>(name: string, path: string, shape: Parameters<typeof pick>[1]): Reflector<T> =>
-      new Reflector<T>({ name, path, shape }, client, clock);
+      new Reflector<T>({ name, path, shape, seal: served }, client, clock);
     this.policies = r('rotationpolicies', ROTATIONPOLICIES, ROTATIONPOLICY);
     this.nodePools = r('nodepools', PATHS.of('NodePool'), NODEPOOL);
     this.nodeClaims = r('nodeclaims', PATHS.of('NodeClaim'), NODECLAIM);
@@ -46,7 +48,13 @@ export class Caches {
     // The placeholders in our namespace, by the label both controllers put on them (docs/engine-contract.md),
     // so ours and the reference controller's are found alike during a takeover.
     this.placeholders = new Reflector<Pod>(
-      { name: 'placeholders', path: PATHS.of('Pod', namespace), shape: POD, query: { labelSelector: A.surgeFor } },
+      {
+        name: 'placeholders',
+        path: PATHS.of('Pod', namespace),
+        shape: POD,
+        query: { labelSelector: A.surgeFor },
+        seal: served,
+      },
       client,
       clock,
     );

@@ -79,4 +79,32 @@ describe("what the controller's modules cost at start", () => {
     expect(seen.rrule).toBe(0);
     expect(seen.after).toBeGreaterThan(0); // an instant after the tables goes through Intl: the probe would see it
   });
+
+  it('a kubeconfig in JSON loads no YAML parser (0.9 MiB of heap); one in YAML does, and both read alike', () => {
+    const seen = probe<{ json: number; yaml: number; servers: string[] }>([
+      "const { createRequire } = await import('node:module');",
+      "const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');",
+      "const { join } = await import('node:path');",
+      "const { tmpdir } = await import('node:os');",
+      "const { loadKubeConfig } = await import('./controller/main.ts');",
+      "const dir = mkdtempSync(join(tmpdir(), 'import-graph-'));",
+      "const config = { 'current-context': 'x', contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],",
+      "  clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:6443' } }],",
+      "  users: [{ name: 'u', user: { token: 't' } }] };",
+      "writeFileSync(join(dir, 'json'), JSON.stringify(config));",
+      "const yamlText = ['current-context: x', 'contexts: [{name: x, context: {cluster: c, user: u}}]',",
+      "  'clusters: [{name: c, cluster: {server: https://127.0.0.2:6443}}]', 'users: [{name: u, user: {token: t}}]'];",
+      "writeFileSync(join(dir, 'yaml'), yamlText.join(String.fromCharCode(10)));",
+      'const yamlModules = () =>',
+      "  Object.keys(createRequire(import.meta.url).cache).filter((k) => k.includes('/node_modules/yaml/')).length;",
+      "const servers = [loadKubeConfig(join(dir, 'json'), {}).getCurrentCluster().server];",
+      'const json = yamlModules();',
+      "servers.push(loadKubeConfig(join(dir, 'yaml'), {}).getCurrentCluster().server);",
+      'rmSync(dir, { recursive: true });',
+      'console.log(JSON.stringify({ json, yaml: yamlModules(), servers }));',
+    ]);
+    expect(seen.servers).toEqual(['https://127.0.0.1:6443', 'https://127.0.0.2:6443']);
+    expect(seen.json).toBe(0);
+    expect(seen.yaml).toBeGreaterThan(0); // the probe would see it loaded
+  });
 });

@@ -252,7 +252,14 @@ function start(which: 'ours' | 'reference', kubeconfig: string, f: Flags, runDir
     which === 'ours'
       ? [
           process.execPath,
-          [path.join(repoRoot, 'bin/noderotation.js'), 'controller', ...common, '--namespace', NAMESPACE],
+          [
+            ...deployed().nodeFlags,
+            path.join(repoRoot, 'bin/noderotation.js'),
+            'controller',
+            ...common,
+            '--namespace',
+            NAMESPACE,
+          ],
         ]
       : // Out of a cluster, the reference's leader election finds no namespace ("unable to find leader election
         // namespace: not running in-cluster") and it has no flag for one: it reads the in-cluster namespace
@@ -275,8 +282,8 @@ function start(which: 'ours' | 'reference', kubeconfig: string, f: Flags, runDir
           ],
         ];
   const out = createWriteStream(logFile);
-  // Ours runs with the environment its Deployment gives it (NODE_OPTIONS: V8's heap settings).
-  const env = which === 'ours' ? { ...process.env, ...deployedEnv() } : process.env;
+  // Ours runs with the environment and the node flags its Deployment gives it (V8's heap and thread settings).
+  const env = which === 'ours' ? { ...process.env, ...deployed().env } : process.env;
   const child = spawn(cmd, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.pipe(out);
   child.stderr?.pipe(out);
@@ -291,16 +298,26 @@ function start(which: 'ours' | 'reference', kubeconfig: string, f: Flags, runDir
   };
 }
 
-/** The literal environment variables of the controller container in deploy/controller/deployment.yaml. */
-function deployedEnv(): Record<string, string> {
+/**
+ * What deploy/controller/deployment.yaml gives the controller container: its literal environment variables
+ * (NODE_OPTIONS) and node's own flags, the arguments before the script (the image's entrypoint is node).
+ */
+function deployed(): { env: Record<string, string>; nodeFlags: string[] } {
   const docs = parseAllDocuments(readFileSync(path.join(repoRoot, 'deploy/controller/deployment.yaml'), 'utf8'));
   const deployment = docs.map((d) => d.toJS() as { kind?: string }).find((d) => d.kind === 'Deployment') as {
-    spec: { template: { spec: { containers: { name: string; env?: { name: string; value?: string }[] }[] } } };
+    spec: {
+      template: {
+        spec: { containers: { name: string; args?: string[]; env?: { name: string; value?: string }[] }[] };
+      };
+    };
   };
   const container = deployment.spec.template.spec.containers.find((c) => c.name === 'controller');
-  const out: Record<string, string> = {};
-  for (const e of container?.env ?? []) if (e.value !== undefined) out[e.name] = e.value;
-  return out;
+  const env: Record<string, string> = {};
+  for (const e of container?.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
+  const args = container?.args ?? [];
+  const script = args.indexOf('bin/noderotation.js');
+  if (script < 0) throw new Error('deploy/controller/deployment.yaml: the controller does not run bin/noderotation.js');
+  return { env, nodeFlags: args.slice(0, script) };
 }
 
 /** The reference's flags beyond the shared ones (its --help: the same names as ours, Go's flag syntax). */

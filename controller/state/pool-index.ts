@@ -4,21 +4,33 @@
 import { A } from '../../src/engine/annotations.js';
 import { NODEPOOL_LABEL, type NodeClaim } from '../../src/karpenter/types.js';
 import type { Node, Pod } from '../../src/kube/types.js';
+import { boundedCache } from '../../src/util/bounded-cache.js';
 
 type Named = { metadata: { name: string; namespace?: string; labels?: Record<string, string> } };
+
+/**
+ * One frozen list per distinct set of pools, so that thousands of keys in the same pool hold one list between
+ * them (a Set per key was most of the index's memory). Bounded: a set of pools no longer seen is forgotten, and
+ * a forgotten one is only made again.
+ */
+const poolLists = boundedCache<string, readonly string[]>(1024);
+const NO_POOLS: readonly string[] = Object.freeze([]);
+const listOf = (pools: readonly string[]): readonly string[] =>
+  pools.length === 0 ? NO_POOLS : poolLists.get(pools.join('\n'), () => Object.freeze([...pools]));
 
 /** A multimap pool → keys with reverse lookup, for one kind. */
 class Membership {
   private readonly byPool = new Map<string, Set<string>>();
-  private readonly poolsOf = new Map<string, Set<string>>();
+  private readonly poolsOf = new Map<string, readonly string[]>();
 
+  /** `pools` sorted, without duplicates. */
   set(key: string, pools: readonly string[]): void {
-    for (const p of this.poolsOf.get(key) ?? []) this.byPool.get(p)?.delete(key);
+    for (const p of this.poolsOf.get(key) ?? NO_POOLS) this.byPool.get(p)?.delete(key);
     if (pools.length === 0) {
       this.poolsOf.delete(key);
       return;
     }
-    this.poolsOf.set(key, new Set(pools));
+    this.poolsOf.set(key, listOf(pools));
     for (const p of pools) {
       let s = this.byPool.get(p);
       if (!s) this.byPool.set(p, (s = new Set()));
@@ -30,8 +42,8 @@ class Membership {
     return [...(this.byPool.get(pool) ?? [])].sort();
   }
 
-  pools(key: string): string[] {
-    return [...(this.poolsOf.get(key) ?? [])];
+  pools(key: string): readonly string[] {
+    return this.poolsOf.get(key) ?? NO_POOLS;
   }
 }
 
@@ -39,27 +51,19 @@ export class PoolIndex {
   readonly claims = new Membership();
   readonly nodes = new Membership();
   readonly placeholders = new Membership();
-  /** Claim name → its pool, for marks (surge-for) that name a claim. */
-  private readonly poolOfClaim = new Map<string, string>();
-  /** Node name → claim name (status.nodeName), to find a claim's node and a node's claim. */
-  private readonly nodeOfClaim = new Map<string, string>();
 
   /** Records a NodeClaim (or its removal); returns the pools it concerned before and after. */
   claim(key: string, claim: NodeClaim | undefined): string[] {
     const before = this.claims.pools(key);
     const pool = claim?.metadata.labels?.[NODEPOOL_LABEL];
-    this.claims.set(key, pool ? [pool] : []);
-    if (claim && pool) this.poolOfClaim.set(key, pool);
-    else this.poolOfClaim.delete(key);
-    if (claim?.status?.nodeName) this.nodeOfClaim.set(key, claim.status.nodeName);
-    else this.nodeOfClaim.delete(key);
-    return union(before, pool ? [pool] : []);
+    this.claims.set(key, pool ? [pool] : NO_POOLS);
+    return union(before, pool ? [pool] : NO_POOLS);
   }
 
   /** A Node belongs to the pool of its label and, while it carries surge-for, to the pool of that claim. */
   node(key: string, node: Node | undefined): string[] {
     const before = this.nodes.pools(key);
-    const pools = node ? this.poolsOfMarked(node) : [];
+    const pools = node ? this.poolsOfMarked(node) : NO_POOLS;
     this.nodes.set(key, pools);
     return union(before, pools);
   }
@@ -67,17 +71,14 @@ export class PoolIndex {
   /** Placeholder Pods belong to the pool of their label, else to the pool of the claim they surge for. */
   placeholder(key: string, pod: Pod | undefined): string[] {
     const before = this.placeholders.pools(key);
-    const pools = pod ? this.poolsOfMarked(pod) : [];
+    const pools = pod ? this.poolsOfMarked(pod) : NO_POOLS;
     this.placeholders.set(key, pools);
     return union(before, pools);
   }
 
-  nodeNameOf(claim: string): string | undefined {
-    return this.nodeOfClaim.get(claim);
-  }
-
+  /** The pool of a NodeClaim, by name (NodeClaims are cluster-scoped: the name is the key). */
   poolOf(claim: string): string | undefined {
-    return this.poolOfClaim.get(claim);
+    return this.claims.pools(claim)[0];
   }
 
   private poolsOfMarked(o: Named & { metadata: { annotations?: Record<string, string> } }): string[] {
@@ -86,7 +87,7 @@ export class PoolIndex {
     if (label) out.add(label);
     // The annotation holds the full claim name when the label had to be shortened (docs/state.md).
     const surgeFor = o.metadata.annotations?.[A.surgeFor] ?? o.metadata.labels?.[A.surgeFor];
-    const owner = surgeFor ? this.poolOfClaim.get(surgeFor) : undefined;
+    const owner = surgeFor ? this.poolOf(surgeFor) : undefined;
     if (owner) out.add(owner);
     return [...out].sort();
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../queue/clock.js';
-import { startHeapCompaction } from './compaction.js';
+import { collectUntilSteady, MAX_ROUNDS, startHeapCompaction } from './compaction.js';
 
 describe('heap compaction: a full collection at quiet moments', () => {
   const setup = (opts: { busy?: () => boolean; gc?: boolean } = {}) => {
@@ -42,5 +42,23 @@ describe('heap compaction: a full collection at quiet moments', () => {
     s.c.stop();
     s.clock.advance(600_000);
     expect(s.calls).toEqual([20_000]);
+  });
+});
+
+describe('collectUntilSteady: collections until the committed heap stops shrinking', () => {
+  it.each([
+    { reason: 'the second gives pages back, the third does not: three', sizes: [46, 45, 26, 26], want: 3 },
+    { reason: 'the first frees nothing: one', sizes: [30, 30], want: 1 },
+    { reason: 'the heap grew (an allocation in between): one', sizes: [30, 31], want: 1 },
+    { reason: 'still shrinking at the bound: stops there', sizes: [50, 45, 40, 35, 30, 25], want: MAX_ROUNDS },
+  ])('$reason', ({ sizes, want }) => {
+    let committed = sizes[0] as number;
+    let runs = 0;
+    const gc = (): void => {
+      runs++;
+      committed = sizes[Math.min(runs, sizes.length - 1)] as number;
+    };
+    expect(collectUntilSteady(gc, () => committed)).toBe(want);
+    expect(runs).toBe(want);
   });
 });

@@ -4,7 +4,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { loadInCluster, loadKubeconfig, loadKubeconfigFile, resolveKubeconfig, type KubeAuth } from './kubeconfig.js';
+import {
+  loadInCluster,
+  loadKubeconfig,
+  loadKubeconfigFile,
+  parseKubeconfig,
+  resolveKubeconfig,
+  type KubeAuth,
+} from './kubeconfig.js';
 
 const dirs: string[] = [];
 const lasting: string[] = [];
@@ -197,5 +204,30 @@ describe('where the kubeconfig is looked for', () => {
     expect(() => resolveKubeconfig({}, { KUBECONFIG: `${listed}${path.delimiter}/nope` }, 'kubectl', sa)).toThrow(
       /cannot load KUBECONFIG .*nope: ENOENT/,
     );
+  });
+});
+
+describe('parseKubeconfig', () => {
+  const config = {
+    'current-context': 'x',
+    contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+    clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:6443' } }],
+    users: [{ name: 'u', user: { token: 't' } }],
+  };
+  it.each([
+    { reason: 'YAML, as kubectl writes it', text: stringify(config) },
+    { reason: 'JSON, as programs write it (read without the YAML parser)', text: JSON.stringify(config, null, 2) },
+    { reason: 'JSON after blank lines', text: `\n\n${JSON.stringify(config)}` },
+    {
+      reason: "YAML's flow style, which starts like JSON but is not: the YAML parser reads it",
+      text: `{current-context: x, contexts: [{name: x, context: {cluster: c, user: u}}], clusters: [{name: c, cluster: {server: 'https://127.0.0.1:6443'}}], users: [{name: u, user: {token: t}}]}`,
+    },
+  ])('$reason', ({ text }) => {
+    expect(parseKubeconfig(text)).toEqual(config);
+  });
+
+  it('an empty file is an empty kubeconfig, in either form', () => {
+    expect(parseKubeconfig('')).toEqual({});
+    expect(parseKubeconfig('null')).toEqual({});
   });
 });

@@ -157,7 +157,7 @@ describe('Reflector', () => {
   });
 
   /** A scripted server (prepared by `prepare` before anything connects) and a running reflector against it. */
-  async function setup(prepare: (server: ScriptedServer) => void = () => undefined) {
+  async function setup(prepare: (server: ScriptedServer) => void = () => undefined, seal?: (o: object) => object) {
     const server = new ScriptedServer();
     prepare(server);
     const url = await server.start();
@@ -167,6 +167,7 @@ describe('Reflector', () => {
         name: 'things',
         path: '/apis/x/v1/things',
         shape: { apiVersion: true, kind: true, metadata: { name: true, resourceVersion: true }, data: true },
+        ...(seal ? { seal } : {}),
       },
       client,
       realClock,
@@ -219,6 +220,33 @@ describe('Reflector', () => {
     expect(r.resourceVersionOf('a')).toBe(String(server.rv - 1));
     expect(r.get('b')?.data).toBe('B');
     expect(r.caughtUpTo(String(server.rv))).toBe(true);
+  });
+
+  it('stores what `seal` returns and hands that to the change handlers; an unchanged update keeps it', async () => {
+    const sealed = new WeakSet<object>();
+    const seal = (o: object): object => {
+      sealed.add(Object.freeze(o));
+      return o;
+    };
+    const seen: (Obj | undefined)[] = [];
+    const { server, reflector: r } = await setup(
+      (server) => server.items.set('a', { metadata: { name: 'a', resourceVersion: '1' }, data: 'a' }),
+      seal,
+    );
+    r.onChange((_key, _prev, cur) => seen.push(cur));
+    await r.whenSynced();
+    const first = r.get('a') as Obj;
+    expect(sealed.has(first)).toBe(true);
+    await until('the watch', () => server.watches.length === 1);
+    server.put('a', 'a', 'heartbeat');
+    server.put('a', 'A');
+    await until('the change', () => r.get('a')?.data === 'A');
+    expect(sealed.has(r.get('a') as Obj)).toBe(true);
+    expect(Object.isFrozen(r.get('a'))).toBe(true);
+    // The list's object, then the change; the heartbeat changed nothing read: no change, the object kept.
+    expect(seen).toHaveLength(2);
+    expect(seen[0]).toBe(first);
+    expect(seen[1]).toBe(r.get('a'));
   });
 
   it('a streaming list cut before its end is not a sync: it is asked for again', async () => {

@@ -21,6 +21,12 @@ export interface ResourceSpec {
   shape: Shape;
   /** labelSelector / fieldSelector. */
   query?: Query;
+  /**
+   * Called on each object before it is stored (a new object or a changed one, already cut to `shape`), and
+   * what it returns is stored and handed to the change handlers: the caller's chance to freeze what the cache
+   * holds. It must return its argument or an equal value.
+   */
+  seal?: (object: object) => object;
 }
 
 export type ChangeHandler<T> = (key: string, previous: T | undefined, current: T | undefined) => void;
@@ -303,8 +309,9 @@ export class Reflector<T> {
     // nothing.
     const next = prev === undefined ? obj : shareJson(prev, obj);
     if (prev !== undefined && (next === prev || versionOnly(prev, next))) return key;
-    this.store.set(key, next);
-    for (const h of this.handlers) h(key, prev, next);
+    const stored = (this.spec.seal ? this.spec.seal(next as object) : next) as T;
+    this.store.set(key, stored);
+    for (const h of this.handlers) h(key, prev, stored);
     return key;
   }
 

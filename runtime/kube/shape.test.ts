@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Canon, NODE, pick, POD, shared, type Shape } from './shape.js';
+import { Canon, each, intern, NODE, pick, POD, shared, type Shape } from './shape.js';
 
 describe('pick', () => {
   it.each([
@@ -51,10 +51,28 @@ describe('pick', () => {
     const again = pick(decode(), { metadata: { labels: shared() } }) as typeof got;
     expect(again.metadata.labels).toBe(got.metadata.labels);
   });
+  it("keeps a map's members as each(…) says, the map itself an object's own: a Node's labels", () => {
+    const labels = (host: string): unknown =>
+      JSON.parse(JSON.stringify({ metadata: { labels: { 'kubernetes.io/hostname': host, zone: 'zone-a' } } }));
+    const a = pick(labels('n1'), NODE) as { metadata: { labels: Record<string, string> } };
+    const b = pick(labels('n2'), NODE) as typeof a;
+    expect(a.metadata.labels).toEqual({ 'kubernetes.io/hostname': 'n1', zone: 'zone-a' });
+    expect(b.metadata.labels).toEqual({ 'kubernetes.io/hostname': 'n2', zone: 'zone-a' });
+    // Not a canonical value: even equal maps stay each Node's own (shared(…) would give one frozen map).
+    const again = pick(labels('n1'), NODE) as typeof a;
+    expect(again.metadata.labels).not.toBe(a.metadata.labels);
+    expect(Object.isFrozen(a.metadata.labels)).toBe(false);
+    const shape: Shape = { m: each({ k: true }) };
+    expect(pick({ m: { x: { k: 1, drop: 2 }, y: 'not an object' } }, shape)).toEqual({ m: { x: { k: 1 } } });
+    expect(pick({ m: ['a list'] }, shape)).toEqual({});
+    const proto = pick(JSON.parse('{"m":{"__proto__":{"k":1}}}'), shape) as { m: object };
+    expect(Object.getPrototypeOf(proto.m)).toBe(Object.prototype);
+    expect(Object.keys(proto.m)).toEqual(['__proto__']);
+  });
 });
 
 describe('Canon', () => {
-  const canonical = (v: unknown, c = new Canon({ strings: 64, values: 64 }, 16)): unknown => c.of(v);
+  const canonical = (v: unknown, c = new Canon({ values: 64 }, 16)): unknown => c.of(v);
 
   it('gives one value for equal values, and shares the equal parts of values that differ', () => {
     const c = new Canon();
@@ -65,14 +83,22 @@ describe('Canon', () => {
     expect(c.of(JSON.parse(JSON.stringify(a)))).toBe(a);
   });
 
-  it('keeps at most its bound, so values no object holds do not pile up; long strings are not kept', () => {
-    const c = new Canon({ strings: 3, values: 3 }, 4);
-    for (const s of ['a', 'b', 'c', 'd', 'e']) c.of(s);
-    expect(c.size.strings).toBe(3);
-    c.of('x'.repeat(5));
-    expect(c.size.strings).toBe(3);
+  it('keeps at most its bound of objects and lists, so values no object holds do not pile up', () => {
+    const c = new Canon({ values: 3 }, 4);
     for (const v of [['a'], ['b'], ['c'], ['d']]) c.of(v);
     expect(c.size.values).toBe(3);
+    for (const s of ['a', 'b', 'x'.repeat(5)]) expect(c.of(s)).toBe(s); // strings: no table of ours
+    expect(c.size.values).toBe(3);
+  });
+
+  it('intern gives an equal string, whatever the string (index-like, empty, a key of Object.prototype)', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.constantFrom('0', '42', '4294967295', '', '__proto__', 'toString')), (s) => {
+        expect(intern(s)).toBe(s);
+        expect(intern(s)).toBe(intern(s.slice(0)));
+      }),
+    );
+    expect(Object.keys(Object.prototype)).toEqual([]); // nothing was left on any prototype
   });
 
   it('gives an equal copy, deeply frozen, never its input or a part of it (the input may be frozen)', () => {

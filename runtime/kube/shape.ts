@@ -17,37 +17,47 @@ export class Shared {
 /** The part kept as `inner` says (whole by default), canonical. */
 export const shared = (inner: Shape = true): Shared => new Shared(inner);
 
+/** A map of any keys, each member kept as `inner` says; the map itself is the object's own (Each). */
+export class Each {
+  constructor(readonly inner: Shape) {}
+}
+
 /**
- * true: keep the value whole; shared(…): keep it as its inner shape says, canonical; an object: keep those
- * keys, recursively; [shape]: a list of that shape.
+ * Every member of a map as `inner` says: for a map one object alone has (a Node's labels carry its hostname), whose
+ * members repeat across objects — canonical members without a canonical copy of a map no other object shares.
  */
-export type Shape = true | Shared | { readonly [key: string]: Shape } | readonly [Shape];
+export const each = (inner: Shape): Each => new Each(inner);
+
+/**
+ * true: keep the value whole; shared(…): keep it as its inner shape says, canonical; each(…): every member of
+ * a map so; an object: keep those keys, recursively; [shape]: a list of that shape.
+ */
+export type Shape = true | Shared | Each | { readonly [key: string]: Shape } | readonly [Shape];
 
 /**
  * Canonical JSON values: equal strings are one string, equal objects and lists one frozen object or list (so
  * nothing can change a value many objects hold). A value's parts are made canonical before it, so a list that
  * differs in one member shares the others, and two values are equal when their members are the same in the same
  * order. Objects and lists are found by a hash of their text, which is not kept (a Node's unique label map would
- * cost its text again). Both tables are the code base's bounded caches (least recently used out first), so
- * values no object holds any more (a deleted claim's timestamps, a Node's hostname) do not pile up; eviction only
- * costs sharing, never an equal value. Long strings are copied but not kept: they are seldom repeated.
+ * cost its text again), in the code base's bounded cache (least recently used out first), so values no object
+ * holds any more (a deleted claim's timestamps) do not pile up; eviction only costs sharing, never an equal value.
+ * Strings are V8's own canonical copies (`intern`), which need no table of ours. Long strings are copied but not
+ * made canonical: they are seldom repeated.
  */
 export class Canon {
-  private readonly strings: BoundedCache<string, string>;
   private readonly values: BoundedCache<number, object>;
 
   constructor(
-    limits: { strings?: number; values?: number } = {},
+    limits: { values?: number } = {},
     private readonly maxText = 256,
   ) {
-    this.strings = boundedCache(limits.strings ?? 16_384);
     this.values = boundedCache(limits.values ?? 8_192);
   }
 
   /** `value`'s canonical equal; never `value` itself when it is an object or a list (it may be frozen). */
   of(value: unknown): unknown {
     if (typeof value === 'string') {
-      return value.length > this.maxText ? value : this.strings.get(value, (v) => v);
+      return value.length > this.maxText ? value : intern(value);
     }
     if (value === null || typeof value !== 'object') return value;
     let copy: object;
@@ -67,9 +77,29 @@ export class Canon {
     return had === copy || sameMembers(had, copy) ? had : copy;
   }
 
-  get size(): { strings: number; values: number } {
-    return { strings: this.strings.size, values: this.values.size };
+  get size(): { values: number } {
+    return { values: this.values.size };
   }
+}
+
+/**
+ * The holder of `intern`'s one key at a time: an object without a prototype, which V8 keeps as a dictionary from
+ * the start, so it never gains a hidden class per key.
+ */
+const internKeys: Record<string, 0> = Object.create(null) as Record<string, 0>;
+
+/**
+ * `s` as V8's canonical copy of it. V8 keeps one copy of every string used as a property key, in a table it holds
+ * weakly (a string no one refers to any more is collected), and a key read back from an object is that copy: so
+ * thousands of cached objects naming the same claim, NodePool or zone hold one string between them, without a table
+ * of ours (a bounded one cost 1 MiB at 5,000 Nodes and still dropped most names). Equal strings stay equal either
+ * way: only memory depends on this.
+ */
+export function intern(s: string): string {
+  internKeys[s] = 0;
+  const kept = Object.keys(internKeys)[0] ?? s;
+  delete internKeys[s];
+  return kept;
 }
 
 /** The same members (canonical already: one value each) under the same keys in the same order. */
@@ -110,6 +140,21 @@ function picker(shape: Shape): Picker {
       const x = inner(v);
       return x === undefined ? x : canon.of(x);
     };
+  } else if (shape instanceof Each) {
+    const member = picker(shape.inner);
+    f = (v) => {
+      if (v === null || v === undefined) return v;
+      if (typeof v !== 'object' || Array.isArray(v)) return undefined;
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) {
+        const kept = member(x);
+        if (kept === undefined) continue;
+        // A key "__proto__" (valid JSON) must stay a key, not set the copy's prototype.
+        if (k === '__proto__') Object.defineProperty(out, k, { value: kept, enumerable: true, writable: true });
+        else out[k] = kept;
+      }
+      return out;
+    };
   } else if (Array.isArray(shape)) {
     const each = picker(shape[0] as Shape);
     f = (v) => (v === null || v === undefined ? v : Array.isArray(v) ? v.map(each) : undefined);
@@ -139,11 +184,12 @@ export function pick(value: unknown, shape: Shape): unknown {
 }
 
 const S = shared();
-// Shared: what many objects repeat. Kept as decoded: what each object has alone (names, UIDs, versions).
+// Shared: what many objects repeat, and the names and UIDs other objects repeat (a Node names its claim, a
+// claim its Node, both the same provider ID). Kept as decoded: what each object has alone (versions, times).
 const META: Shape = {
-  name: true,
+  name: S,
   namespace: S,
-  uid: true,
+  uid: S,
   labels: S,
   annotations: S,
   creationTimestamp: S,
@@ -195,14 +241,21 @@ export const NODECLAIM: Shape = {
     taints: [{ key: true, value: true, effect: true }],
     nodeClassRef: true,
   }),
-  status: { nodeName: true, providerID: true, capacity: S, allocatable: S, conditions: shared([READY]) },
+  status: { nodeName: S, providerID: S, capacity: S, allocatable: S, conditions: shared([READY]) },
 };
 
+// A Node's labels carry its hostname and its owner reference the claim's UID: each Node's own, so neither is
+// made canonical (a table of values only one object holds would push out the values many share); their members
+// are.
 export const NODE: Shape = {
   apiVersion: S,
   kind: S,
-  metadata: META,
-  spec: { providerID: true, unschedulable: true, taints: TAINTS },
+  metadata: {
+    ...META,
+    labels: each(S),
+    ownerReferences: [{ apiVersion: S, kind: S, name: S, uid: S, controller: true }],
+  },
+  spec: { providerID: S, unschedulable: true, taints: TAINTS },
   // Only type and status of a Node's conditions: their heartbeat times change every few seconds and would make
   // every status update look like a change.
   status: { conditions: shared([READY]), allocatable: S },

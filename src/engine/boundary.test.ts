@@ -4,7 +4,7 @@ import { loadYaml } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { claim, IN_WINDOW, nodePool, NS, OLD, policy, snapshot, workload } from '../../test/support/fixtures.js';
 import type { Node, Pod } from '../kube/types.js';
-import { SnapshotError, toEngineSnapshot } from './boundary.js';
+import { served, SnapshotError, toEngineSnapshot } from './boundary.js';
 import { decide } from './decide.js';
 
 /** The object as client-node returns it from the API: deserialised by its generated model (Dates). */
@@ -72,6 +72,25 @@ describe('toEngineSnapshot', () => {
     const b = toEngineSnapshot({ ...c, pods: [...c.pods] });
     expect(b.nodes[0]).toBe(a.nodes[0]);
     expect(b.pods[0]).toBe(a.pods[0]);
+  });
+
+  it('reads an object declared as served JSON as it is: no copy, deeply frozen, the same decision', () => {
+    const json = (): typeof raw => JSON.parse(JSON.stringify(raw)) as typeof raw;
+    const copied = toEngineSnapshot(json());
+    const kept = json();
+    for (const o of [...kept.nodeClaims, ...kept.nodes, ...kept.pods]) served(o);
+    const s = toEngineSnapshot(kept);
+    expect(s.nodeClaims[0]).toBe(kept.nodeClaims[0]);
+    expect(s.nodes[0]).toBe(kept.nodes[0]);
+    expect(s.pods[0]).toBe(kept.pods[0]);
+    expect(s.policies[0]).not.toBe(kept.policies[0]); // not declared: copied
+    const n = s.nodes[0] as Node;
+    expect(Object.isFrozen(n.metadata.labels)).toBe(true);
+    expect(() => {
+      (n.metadata.labels as Record<string, string>).x = 'y';
+    }).toThrow(TypeError);
+    expect(decide(s, IN_WINDOW).actions).toEqual(decide(copied, IN_WINDOW).actions);
+    expect(decide(s, IN_WINDOW).actions.length).toBeGreaterThan(0);
   });
 
   it.each([

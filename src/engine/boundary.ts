@@ -28,6 +28,19 @@ export class SnapshotError extends Error {
 }
 
 const converted = new WeakMap<object, unknown>();
+/** Objects declared JSON as served (`served`): the engine reads them as they are. */
+const asServed = new WeakSet<object>();
+
+/**
+ * Declares `value` JSON data as the API served it — decoded from JSON, so no Date, function or class instance
+ * in it — and never to change again: deep-frozen here, it then reaches the engine as it is, where anything
+ * else is copied. The controller's watch caches hold their objects this way, so the engine's snapshot of a
+ * cached NodeClaim or Node is the cached object itself, not a second copy of it kept for as long as it lives.
+ */
+export function served<T extends object>(value: T): T {
+  asServed.add(deepFreeze(value));
+  return value;
+}
 
 /** Kubernetes writes metav1.Time with second precision; keep sub-second digits only when there are some. */
 export function timestamp(d: Date, path: string): string {
@@ -49,6 +62,7 @@ function convert(value: unknown): unknown {
     if (typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint') throw NOT_JSON;
     return value;
   }
+  if (asServed.has(value)) return value;
   const hit = converted.get(value);
   if (hit !== undefined) return hit;
   let out: unknown;

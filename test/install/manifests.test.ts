@@ -53,6 +53,7 @@ const rules = (rs: Rule[]) => rs.map((r) => ({ apiGroups: r.apiGroups, resources
 type Container = {
   image: string;
   args: string[];
+  env: { name: string; value?: string }[];
   resources: { requests: Record<string, string>; limits: Record<string, string> };
   securityContext: Record<string, unknown>;
   livenessProbe: { httpGet: { path: string } };
@@ -107,7 +108,9 @@ describe.each([
   it('runs two leader-elected, locked-down replicas with probes, resources and a PDB', () => {
     const { replicas, pod, container } = deployment(ms);
     expect(replicas).toBe(2);
-    expect(container.args.slice(0, 2)).toEqual(['bin/noderotation.js', 'controller']);
+    const script = container.args.indexOf('bin/noderotation.js');
+    expect(container.args.slice(script, script + 2)).toEqual(['bin/noderotation.js', 'controller']);
+    expect(container.args.slice(0, script)).toEqual(['--single-threaded']); // node's own flags come first
     expect(container.args).toContain('--leader-elect');
     expect(pod.serviceAccountName).toBe('noderotation-controller');
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
@@ -178,6 +181,19 @@ describe('the kustomize base and the chart', () => {
     expect(pkg(helmAll)).toMatch(new RegExp(`/function-noderotation:v${chart.appVersion.replace(/\./g, '\\.')}$`));
     expect(deployment(helmDefault).container.image).toBe(deployment(kustomize).container.image);
     expect(deployment(helmDefault).container.image).toMatch(new RegExp(`:${chart.appVersion.replace(/\./g, '\\.')}$`));
+  });
+
+  it("give node the same flags and NODE_OPTIONS (the benchmark runs the kustomize base's); empty: none", () => {
+    const node = (ms: Manifest[]) => {
+      const { args, env } = deployment(ms).container;
+      return {
+        flags: args.slice(0, args.indexOf('bin/noderotation.js')),
+        env: env.find((e) => e.name === 'NODE_OPTIONS'),
+      };
+    };
+    expect(node(helmDefault)).toEqual(node(kustomize));
+    const none = node(manifests(helmTemplate(['controller.nodeFlags=null', 'controller.nodeOptions='])));
+    expect(none).toEqual({ flags: [], env: undefined });
   });
 
   it('size the controller the same (CONTROLLER_RESOURCES in both)', () => {

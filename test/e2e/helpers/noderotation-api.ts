@@ -206,18 +206,17 @@ export function tokenKubeconfig(
   const ca = /certificate-authority: (\S+)/.exec(admin)?.[1];
   if (!server || !ca) throw new Error(`cannot read server and CA from ${env.kubeconfig}`);
   const file = path.join(env.runDir, `kubeconfig-${namespace}-${name}`);
-  writeFileSync(
-    file,
-    stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'e2e', cluster: { server, 'certificate-authority': ca } }],
-      users: [{ name, user: { token } }],
-      contexts: [{ name: 'e2e', context: { cluster: 'e2e', user: name } }],
-      'current-context': 'e2e',
-    }),
-    { mode: 0o600 },
-  );
+  // In JSON, as programs write kubeconfigs: the controller reads it without loading a YAML parser, as it runs
+  // in a cluster (no file at all), so its memory here is its memory there (runtime/kube/kubeconfig.ts).
+  const config = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'e2e', cluster: { server, 'certificate-authority': ca } }],
+    users: [{ name, user: { token } }],
+    contexts: [{ name: 'e2e', context: { cluster: 'e2e', user: name } }],
+    'current-context': 'e2e',
+  };
+  writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
   return file;
 }
 
