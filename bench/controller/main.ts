@@ -248,12 +248,14 @@ function start(which: 'ours' | 'reference', kubeconfig: string, f: Flags, runDir
     `--metrics-bind-address=127.0.0.1:${metrics}`,
     `--health-probe-bind-address=127.0.0.1:${health}`,
   ];
+  // Ours runs with the environment and the node flags its Deployment gives it (V8's heap and thread settings).
+  const ours = which === 'ours' ? deployed() : undefined;
   const [cmd, args] =
     which === 'ours'
       ? [
           process.execPath,
           [
-            ...deployed().nodeFlags,
+            ...(ours?.nodeFlags ?? []),
             path.join(repoRoot, 'bin/noderotation.js'),
             'controller',
             ...common,
@@ -282,8 +284,7 @@ function start(which: 'ours' | 'reference', kubeconfig: string, f: Flags, runDir
           ],
         ];
   const out = createWriteStream(logFile);
-  // Ours runs with the environment and the node flags its Deployment gives it (V8's heap and thread settings).
-  const env = which === 'ours' ? { ...process.env, ...deployed().env } : process.env;
+  const env = ours ? { ...process.env, ...ours.env } : process.env;
   const child = spawn(cmd, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.pipe(out);
   child.stderr?.pipe(out);

@@ -12,8 +12,8 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import type https from 'node:https';
-import { createRequire } from 'node:module';
 import path from 'node:path';
+import { onFirstUse } from '../../src/util/on-first-use.js';
 
 /** What KubeClient needs of a kubeconfig (client-node's KubeConfig has the same methods). */
 export interface KubeAuth {
@@ -108,7 +108,7 @@ type Entry<T> = T & { dir: string };
 // CLI's ES imports of it share this instance). In-cluster there is no file, and a kubeconfig in JSON (YAML of
 // which JSON is a part, as programs write them) is read by JSON.parse: the controller then never loads it, 0.9
 // MiB of heap (docs/benchmarks.md).
-let yamlParse: typeof import('yaml').parse | undefined;
+const yamlParse = onFirstUse('yaml', (m: typeof import('yaml')) => m.parse);
 
 /** A kubeconfig file's text: JSON when it parses as JSON, else YAML. */
 export function parseKubeconfig(text: string): KubeconfigFile {
@@ -119,8 +119,7 @@ export function parseKubeconfig(text: string): KubeconfigFile {
       // Not JSON after all (YAML's flow mappings look alike): the YAML parser decides, and names the error.
     }
   }
-  yamlParse ??= (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse;
-  return (yamlParse(text) ?? {}) as KubeconfigFile;
+  return (yamlParse()(text) ?? {}) as KubeconfigFile;
 }
 
 /**

@@ -62,15 +62,7 @@ export class Canon {
     if (value === null || typeof value !== 'object') return value;
     let copy: object;
     if (Array.isArray(value)) copy = value.map((v) => this.of(v));
-    else {
-      const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value)) {
-        // A key "__proto__" (valid JSON) must stay a key, not set the copy's prototype.
-        if (k === '__proto__') Object.defineProperty(out, k, { value: this.of(v), enumerable: true, writable: true });
-        else out[k] = this.of(v);
-      }
-      copy = out;
-    }
+    else copy = copyMembers(value, (v) => this.of(v));
     Object.freeze(copy);
     const had = this.values.get(fnv1a(JSON.stringify(copy)), () => copy);
     // Another value under the same hash: this one stays a copy of its own.
@@ -100,6 +92,21 @@ export function intern(s: string): string {
   const kept = Object.keys(internKeys)[0] ?? s;
   delete internKeys[s];
   return kept;
+}
+
+/**
+ * A plain object with `value`'s own members, each as `f` makes it (left out where that is undefined). A key
+ * "__proto__" (valid JSON) stays a key rather than setting the copy's prototype.
+ */
+function copyMembers(value: object, f: (member: unknown) => unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    const kept = f(v);
+    if (kept === undefined) continue;
+    if (k === '__proto__') Object.defineProperty(out, k, { value: kept, enumerable: true, writable: true });
+    else out[k] = kept;
+  }
+  return out;
 }
 
 /** The same members (canonical already: one value each) under the same keys in the same order. */
@@ -144,16 +151,7 @@ function picker(shape: Shape): Picker {
     const member = picker(shape.inner);
     f = (v) => {
       if (v === null || v === undefined) return v;
-      if (typeof v !== 'object' || Array.isArray(v)) return undefined;
-      const out: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v)) {
-        const kept = member(x);
-        if (kept === undefined) continue;
-        // A key "__proto__" (valid JSON) must stay a key, not set the copy's prototype.
-        if (k === '__proto__') Object.defineProperty(out, k, { value: kept, enumerable: true, writable: true });
-        else out[k] = kept;
-      }
-      return out;
+      return typeof v !== 'object' || Array.isArray(v) ? undefined : copyMembers(v, member);
     };
   } else if (Array.isArray(shape)) {
     const each = picker(shape[0] as Shape);

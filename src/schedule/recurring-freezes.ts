@@ -12,9 +12,9 @@
 // that walk: a rule without COUNT starts from the period-aligned start nearest the span (the skipped periods
 // change nothing, its defaults made explicit), and the whole calendar moves forward by whole 400-year Gregorian
 // cycles (the same weekdays and leap years) so that the span ends within 400 years of year 9999.
-import { createRequire } from 'node:module';
 import type { RecurringFreeze } from '../generated/api-types.js';
 import { parseDuration } from '../util/duration.js';
+import { onFirstUse } from '../util/on-first-use.js';
 import type { Interval } from './windows.js';
 import { instantToWall, wallToInstant } from './zone.js';
 
@@ -24,9 +24,7 @@ type Options = NonNullable<ConstructorParameters<RRuleClass>[0]>;
 // The package is loaded when a rule is first expanded, and through require: imported as an ES module (Node's
 // CommonJS interop over its UMD bundle) it added 5 MiB to the controller's resident memory at start, required
 // 1.5 MiB (docs/benchmarks.md), and most policies have no RRULE freeze at all.
-let loaded: RRuleClass | undefined;
-const rruleClass = (): RRuleClass =>
-  (loaded ??= (createRequire(import.meta.url)('rrule') as typeof import('rrule')).RRule);
+const rruleClass = onFirstUse('rrule', (m: typeof import('rrule')) => m.RRule);
 
 /** One occurrence of a recurring freeze: [start, end) in epoch ms, with the freeze's name. */
 export interface FreezeOccurrence extends Interval {

@@ -8,11 +8,11 @@
 // (JST, PST, IST, lower-case spellings) are therefore refused. The offsets are Go's too, from 1970 until the end of
 // the generated tables (src/generated/tz-offsets.ts, read by tz-table.ts); only an instant outside them is read
 // through Intl (Luxon, loaded then), so that a process whose instants all fall inside never loads ICU's data.
-import { createRequire } from 'node:module';
 import { TIMEZONES } from '../generated/timezones.js';
 import { TZ_OFFSETS_UNTIL_MS, TZ_TABLE_OF, TZ_TABLES } from '../generated/tz-offsets.js';
 import { boundedCache } from '../util/bounded-cache.js';
 import { describeValue } from '../util/describe.js';
+import { onFirstUse } from '../util/on-first-use.js';
 import { editDistance, nearNames } from '../util/near-names.js';
 import { decodeOffsets, offsetAt, type OffsetTable } from './tz-table.js';
 import { suggestedZone } from './zone-advice.js';
@@ -66,8 +66,7 @@ function table(name: string): OffsetTable {
   return t;
 }
 
-type Luxon = typeof import('luxon');
-let luxon: Luxon | undefined;
+const ianaZone = onFirstUse('luxon', (m: typeof import('luxon')) => m.IANAZone);
 // Outside the tables, offsets come from Intl, which is slow; every UTC offset in use today is a multiple of 15
 // minutes, so transitions fall on 15-minute UTC boundaries and one lookup per quarter hour is exact.
 const QUARTER_MS = 900_000;
@@ -77,8 +76,9 @@ function intlOffsetMinutes(zoneName: string, epochMs: number): number {
   table(zoneName); // refuses an unknown name as inside the tables
   const bucket = Math.floor(epochMs / QUARTER_MS);
   return intlOffsets.get(`${zoneName}|${bucket}`, () => {
-    luxon ??= createRequire(import.meta.url)('luxon') as Luxon;
-    return luxon.IANAZone.create(zoneName).offset(bucket * QUARTER_MS);
+    return ianaZone()
+      .create(zoneName)
+      .offset(bucket * QUARTER_MS);
   });
 }
 
