@@ -43,11 +43,20 @@ export function processStopSignal(): Promise<string> {
  * an 'error' event (EPIPE) on the stream; unhandled, it ends the process with a stack trace and exit 1, which
  * means "a fatal finding". Commander writes help in several writes, so help lost that race most often; data output
  * is one write and lost it only when larger than the pipe's buffer. What is left to write is dropped, and the
- * command ends with its own status. Any other error on the stream is still thrown.
+ * command ends with its own status (`status -w` ends at its next refresh: readerGone). Any other error on the stream
+ * is still thrown.
  */
 export function tolerateClosedPipe(stream: NodeJS.WriteStream): void {
   stream.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') return;
-    throw err;
+    if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') throw err;
+    readersGone.add(stream);
   });
+}
+
+/** The streams whose reader has gone. Node's own `errored` will not do: process.stdout clears it again. */
+const readersGone = new WeakSet<object>();
+
+/** Whether a write to `out` met a closed pipe (tolerateClosedPipe): nobody reads it any more. */
+export function readerGone(out: Out): boolean {
+  return readersGone.has(out);
 }

@@ -102,6 +102,8 @@ describe('a reader that closes the pipe early (`noderotation explain --help | he
     [['--version'], 0],
     [['version'], 0],
     [['validate', '-f', 'examples/rotationpolicy-weekly-fatal.yaml', '-f', 'examples/nodepools.yaml'], 1],
+    // -w refreshes until interrupted: a reader that has gone ends it too (at the next refresh), or it never ends.
+    [['status', '-w', '-f', 'examples/rotationpolicy-worked-example.yaml', '-f', 'examples/nodepools.yaml'], 0],
   ])(
     '%j: its own exit status, nothing on stderr',
     async (args, status) => {

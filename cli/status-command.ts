@@ -1,5 +1,5 @@
 // `noderotation status`: per NodePool, what is happening now and what comes next (src/status/). Reads -f files
-// and/or the cluster (--from-cluster); -w refreshes until interrupted.
+// and/or the cluster (--from-cluster); -w refreshes until interrupted or until its reader closes the pipe.
 import { isValidTimezone } from '../src/schedule/zone.js';
 import { fleetStatus } from '../src/status/fleet-status.js';
 import { renderStatus } from '../src/status/status-table.js';
@@ -9,7 +9,7 @@ import { commandInputs, inputProblems, reportInvalid } from './inputs.js';
 import { UsageError } from './io.js';
 import { structured } from './output.js';
 import { count } from '../src/util/plural.js';
-import { EXIT_OK, type Io } from './process.js';
+import { EXIT_OK, readerGone, type Io } from './process.js';
 import type { ClusterOptions, FileOptions } from './program.js';
 
 export interface StatusOptions extends FileOptions, ClusterOptions {
@@ -41,7 +41,8 @@ export async function runStatus(values: StatusOptions, io: Io, runtime: StatusRu
     const code = await once();
     if (code !== EXIT_OK || !values.watch) return code;
     await Promise.race([runtime.sleep(REFRESH_MS), runtime.stopSignal]);
-    if (stopped) return EXIT_OK;
+    // Interrupted, or nobody reads any more (`status -w | head`: a write met a closed pipe).
+    if (stopped || readerGone(io.stdout)) return EXIT_OK;
   }
 
   async function once(): Promise<number> {
