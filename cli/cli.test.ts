@@ -172,21 +172,49 @@ spec:
     expect(table.out).toMatch(/^gpu\s+\(none\)(\s+-){7}\s+excluded by platform\/no-gpu$/m);
   });
 
-  it('fails loudly when a plan governs no NodePool', async () => {
-    const input = `${NODEPOOL('a', '336h')}
+  const PLAN = (spec: string) => `
 apiVersion: noderotation.io/v1alpha1
 kind: MaintenancePlan
 metadata: {name: empty}
 spec:
-  nodePoolSelector: {matchLabels: {pool: nothing}}
+${spec}
   defaults: {maintenanceWindows: [{timezone: UTC, days: [Sat], start: "02:00", end: "06:00"}]}
 `;
-    const r = await cli(['explain', '-f', '-'], input);
+  it.each([
+    {
+      reason: 'a misspelt value: the value meant, and the fix that sets it',
+      spec: '  nodePoolSelector: {matchLabels: {pool: alpah}}',
+      line:
+        "spec.nodePoolSelector.matchLabels.pool: the plan's spec.nodePoolSelector selects none of the 2 NodePools " +
+        'given: no NodePool has pool=alpah (did you mean "alpha"?); a plan that rotates nothing is a mistake. Set ' +
+        'spec.nodePoolSelector.matchLabels.pool to alpha.',
+    },
+    {
+      reason: 'a label no NodePool has, near one they have: the key meant, no fix (a key is not a value to set)',
+      spec: '  nodePoolSelector: {matchLabels: {pol: alpha}}',
+      line:
+        "spec.nodePoolSelector.matchLabels.pol: the plan's spec.nodePoolSelector selects none of the 2 NodePools " +
+        'given: no NodePool has the label "pol" (did you mean "pool"?); a plan that rotates nothing is a mistake. ' +
+        'Fix spec.nodePoolSelector.',
+    },
+    {
+      reason: 'a value near nothing: no did-you-mean, no fix',
+      spec: '  nodePoolSelector: {matchLabels: {pool: nothing}}',
+      line:
+        "spec.nodePoolSelector.matchLabels.pool: the plan's spec.nodePoolSelector selects none of the 2 NodePools " +
+        'given: no NodePool has pool=nothing; a plan that rotates nothing is a mistake. Fix spec.nodePoolSelector.',
+    },
+    {
+      reason: 'the selector selects both, and the rules exclude both: the rules named as the cause',
+      spec: '  nodePoolSelector: {}\n  rules: [{name: none, nodePoolSelector: {}, exclude: true}]',
+      line:
+        'spec.nodePoolSelector: the plan governs none of the 2 NodePools given (2 excluded by rules); a plan that ' +
+        "rotates nothing is a mistake. Check spec.nodePoolSelector and the rules' exclude.",
+    },
+  ])('fails loudly when a plan governs no NodePool: $reason', async ({ spec, line }) => {
+    const r = await cli(['explain', '-f', '-'], `${NODEPOOL('alpha', '336h')}${NODEPOOL('beta', '336h')}${PLAN(spec)}`);
     expect(r.code).toBe(1);
-    expect(r.err).toContain(
-      'FATAL NoGovernedNodePools: MaintenancePlan empty: spec.nodePoolSelector: the plan governs none of the 1 ' +
-        'NodePools given',
-    );
+    expect(r.err.split('\n')).toContain(`FATAL NoGovernedNodePools: MaintenancePlan empty: ${line}`);
   });
 
   it('warns, without failing, about a NodePool name that matches nothing: in a policy and in a plan rule', async () => {

@@ -2,8 +2,7 @@
 // used both to check the input at run time and to generate the documenting CRD in functions/package/input/.
 import type { JsonObject, JsonValue } from './json.js';
 import { shown } from './show.js';
-import { didYouMean } from '../src/api/validate.js';
-import { nearValues } from '../src/util/near-names.js';
+import { didYouMean, nearValues } from '../src/util/near-names.js';
 
 export const INPUT_GROUP = 'noderotation.fn.crossplane.io';
 export const INPUT_VERSION = 'v1alpha1';

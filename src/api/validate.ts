@@ -4,7 +4,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { isValidTimezone, suggestTimezone } from '../schedule/zone.js';
 import { describeValue } from '../util/describe.js';
-import { nearValues } from '../util/near-names.js';
+import { didYouMean, nearValues } from '../util/near-names.js';
 import { parseExpireAfter, parseKarpenterDuration } from '../util/duration.js';
 import { isQuantity, QUANTITY_ALLOWED } from '../util/quantity.js';
 import { checkDetails, checks } from './checks.js';
@@ -206,10 +206,6 @@ function typoConsequences(errors: readonly ErrorObject[]): Set<string> {
   }
   return drop;
 }
-
-/** " (did you mean "a" or "b"?)" for the near values, nothing without one. */
-export const didYouMean = (near: readonly string[]): string =>
-  near.length === 0 ? '' : ` (did you mean ${near.map((n) => JSON.stringify(n)).join(' or ')}?)`;
 
 function allowedText(e: ErrorObject): string {
   const hint: unknown = e.parentSchema?.['x-noderotation-allowed'];

@@ -10,7 +10,8 @@ import { shortLeadFindings } from '../derivation/short-lead.js';
 import { expandPlan, planTargetFindings, unknownNodePoolFindings, type ExpansionError } from '../plan/expand.js';
 import { planFixes, type GovernedPool } from '../plan/plan-fixes.js';
 import { governingPolicy } from '../policy/resolve.js';
-import { selectorFindings } from '../policy/selector-findings.js';
+import { matches } from '../policy/selector.js';
+import { selectorFindings, whyNothingMatches } from '../policy/selector-findings.js';
 import type { WindowFigures } from '../schedule/windows.js';
 import { figuresCache } from '../schedule/figures-cache.js';
 import { forecastJson, forecastOf, type ClaimForecast } from '../forecast/forecast.js';
@@ -218,20 +219,39 @@ export function effectivePolicies(
       policies.push(e.policy);
       result.origins?.set(e.policy, { plan, ruleIndex: rules.findIndex((r) => r.name === e.rule) });
     }
-    if (expansion.policies.length === 0 && expansion.errors.length === 0) {
-      result.inputFindings.push({
-        ...finding(
-          'NoGovernedNodePools',
-          'spec.nodePoolSelector',
-          `the plan governs none of the ${inputs.nodePools.length} NodePools given` +
-            (expansion.excluded.length > 0 ? ` (${expansion.excluded.length} excluded by rules)` : '') +
-            "; a plan that rotates nothing is a mistake. Check spec.nodePoolSelector and the rules' exclude.",
-        ),
-        object,
-      });
-    }
+    if (expansion.policies.length === 0 && expansion.errors.length === 0)
+      result.inputFindings.push({ ...noGovernedNodePools(plan, inputs.nodePools, expansion.excluded.length), object });
   }
   return policies;
+}
+
+/**
+ * NoGovernedNodePools: the plan governs none of `pools`. When its own spec.nodePoolSelector selects none of them,
+ * the message says which term no NodePool satisfies and what it was likely meant to say (a misspelt label is the
+ * usual cause), and the fix sets that value when it cures the selector; otherwise the rules excluded them all.
+ */
+function noGovernedNodePools(plan: MaintenancePlan, pools: readonly NodePool[], excluded: number): Finding {
+  const selector = plan.spec.nodePoolSelector;
+  const given = `${pools.length} NodePools given`;
+  const mistake = 'a plan that rotates nothing is a mistake';
+  if (selector && pools.length > 0 && !pools.some((p) => matches(selector, p.metadata.labels))) {
+    const path = 'spec.nodePoolSelector';
+    const miss = whyNothingMatches({ selector, path, kind: 'MaintenancePlan' }, pools);
+    const advice = miss.fix ? `Set ${miss.fix.path} to ${String(miss.fix.value)}` : `Fix ${path}`;
+    return finding(
+      'NoGovernedNodePools',
+      miss.field,
+      `the plan's ${path} selects none of the ${given}: ${miss.why}; ${mistake}. ${advice}.`,
+      miss.fix,
+    );
+  }
+  return finding(
+    'NoGovernedNodePools',
+    'spec.nodePoolSelector',
+    `the plan governs none of the ${given}` +
+      (excluded > 0 ? ` (${excluded} excluded by rules)` : '') +
+      `; ${mistake}. Check spec.nodePoolSelector and the rules' exclude.`,
+  );
 }
 
 /** The plan and deciding rule (its index, −1 for none) of each policy a plan generated. */

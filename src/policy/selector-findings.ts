@@ -6,7 +6,7 @@
 import { finding, type Finding, type Fix } from '../derivation/findings.js';
 import type { LabelSelector } from '../generated/api-types.js';
 import type { NodePool } from '../karpenter/types.js';
-import { editDistance, nearNames } from '../util/near-names.js';
+import { didYouMean, editDistance, nearNames } from '../util/near-names.js';
 import { count } from '../util/plural.js';
 import { setPath } from '../util/set-path.js';
 import { matches } from './selector.js';
@@ -123,21 +123,36 @@ export function selectorFindings(
           'Widen spec.nodePoolSelector or fix the selector.',
       ),
     ];
+  const miss = whyNothingMatches(t, pools);
+  const advice = miss.fix
+    ? `Set ${miss.fix.path} to ${String(miss.fix.value)}, or fix the selector otherwise.`
+    : 'Fix the selector.';
+  return [finding('SelectorMatchesNothing', miss.field, `${head}: ${miss.why}, so ${t.effect}. ${advice}`, miss.fix)];
+}
+
+/** Why a selector matches none of `pools`, in words; the field to name; the fix when one value cures it. */
+export interface NoMatch {
+  why: string;
+  field: string;
+  fix?: Fix;
+}
+
+/**
+ * Why `t.selector` matches none of `pools` (which the caller has checked): the terms no NodePool satisfies, each
+ * with the label values or keys near it, and the fix when a single near value makes the selector match.
+ */
+export function whyNothingMatches(
+  t: Pick<SelectorTarget, 'selector' | 'path' | 'kind'>,
+  pools: readonly NodePool[],
+): NoMatch {
   const found = misses(t.selector, pools);
-  const words = found.map((m) => {
-    const hint = m.near.length > 0 ? ` (did you mean ${m.near.map((n) => JSON.stringify(n)).join(' or ')}?)` : '';
-    return `${found.length > 1 ? `${m.at}: ` : ''}${m.text}${hint}`;
-  });
+  const words = found.map((m) => `${found.length > 1 ? `${m.at}: ` : ''}${m.text}${didYouMean(m.near)}`);
   const why = words.length > 0 ? words.join('; ') : 'each term matches some NodePool, but none has them all';
   const only = found.length === 1 ? found[0] : undefined;
   const field = only ? `${t.path}.${only.at}` : t.path;
-  let fix: Fix | undefined;
-  if (only?.fix) {
-    const candidate: Fix = { object: t.kind, path: `${t.path}.${only.fix.at}`, value: only.fix.value };
-    // Offered only when it cures the selector: setting the one value makes it match a NodePool.
-    const cured = setPath({ s: t.selector }, `s.${only.fix.at}`, only.fix.value).s;
-    if (pools.some((p) => matches(cured, p.metadata.labels))) fix = candidate;
-  }
-  const advice = fix ? `Set ${fix.path} to ${String(fix.value)}, or fix the selector otherwise.` : 'Fix the selector.';
-  return [finding('SelectorMatchesNothing', field, `${head}: ${why}, so ${t.effect}. ${advice}`, fix)];
+  if (!only?.fix) return { why, field };
+  const fix: Fix = { object: t.kind, path: `${t.path}.${only.fix.at}`, value: only.fix.value };
+  // Offered only when it cures the selector: setting the one value makes it match a NodePool.
+  const cured = setPath({ s: t.selector }, `s.${only.fix.at}`, only.fix.value).s;
+  return pools.some((p) => matches(cured, p.metadata.labels)) ? { why, field, fix } : { why, field };
 }

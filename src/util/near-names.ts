@@ -28,6 +28,10 @@ export function nearValues(found: string, allowed: readonly string[]): string[] 
   return near.filter((x) => x.d === best).map((x) => x.v);
 }
 
+/** " (did you mean "a" or "b"?)" for the near values, nothing without one. */
+export const didYouMean = (near: readonly string[]): string =>
+  near.length === 0 ? '' : ` (did you mean ${near.map((n) => JSON.stringify(n)).join(' or ')}?)`;
+
 /** Levenshtein distance: insertions, deletions and substitutions of one character. */
 export function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
