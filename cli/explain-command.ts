@@ -6,7 +6,7 @@ import { oneOf, parseNow } from './flags.js';
 import { OUTPUT_ALIASES, OUTPUTS } from './formats.js';
 import { structured } from './output.js';
 import { EXIT_FATAL, EXIT_OK, wantsColour, type Io } from './process.js';
-import { severityLabel } from '../src/util/severity-label.js';
+import { objectFindingLine, severityLabel } from '../src/util/severity-label.js';
 import type { ClusterOptions, FileOptions } from './program.js';
 import { count } from '../src/util/plural.js';
 
@@ -33,11 +33,7 @@ export async function runExplain(values: ExplainOptions, io: Io, mode: 'explain'
   if (result.planErrors.length > 0) return reportPlanErrors(io, result.planErrors);
   // The text forms give findings about whole input objects on stderr; -o json and -o yaml carry them.
   const machine = output === 'json' || output === 'yaml';
-  if (!machine)
-    for (const f of result.inputFindings)
-      io.stderr.write(
-        `${severityLabel(f.severity, { colour: errColour })} ${f.reason}: ${f.object}: ${f.field}: ${f.message}\n`,
-      );
+  if (!machine) for (const f of result.inputFindings) io.stderr.write(objectFindingLine(f, errColour));
   const pools = result.report.nodePools;
   const json = (): string => reportJson(result.report, result.inputFindings);
   if (output === 'json') io.stdout.write(json());

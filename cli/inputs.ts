@@ -8,7 +8,7 @@ import {
   YAML_LIMITS,
   type Inputs,
 } from '../src/api/documents.js';
-import type { ExpansionError } from '../src/plan/expand.js';
+import { PLAN_LABEL, type ExpansionError } from '../src/plan/expand.js';
 import { clusterConfig, nameOf, readCluster, type ClusterObjects } from './cluster.js';
 import { MAX_NOTES, readInputs, type InputFile } from './io.js';
 import type { ClusterOptions, FileOptions } from './program.js';
@@ -133,13 +133,18 @@ function overCluster(
   return mergeInputs(readDocuments([], [{ name: cluster.source, values: kept }]), fromFiles);
 }
 
-/** Whether Crossplane composed this policy from one of `plans` (its owner, or its composite label). */
-function composedFrom(o: Record<string, unknown>, plans: ReadonlySet<string>): boolean {
-  const meta = (o.metadata ?? {}) as {
+/**
+ * Whether Crossplane composed this policy from one of `plans` (its owner, or its composite label), or `render`
+ * wrote it from one (its noderotation.io/plan label, with `rendered`).
+ */
+export function composedFrom(o: object, plans: ReadonlySet<string>, rendered = false): boolean {
+  const meta = ((o as { metadata?: unknown }).metadata ?? {}) as {
     labels?: Record<string, string>;
     ownerReferences?: { kind?: string; name?: string }[];
   };
   const composite = meta.labels?.['crossplane.io/composite'];
   if (composite !== undefined && plans.has(composite)) return true;
+  const plan = meta.labels?.[PLAN_LABEL];
+  if (rendered && plan !== undefined && plans.has(plan)) return true;
   return (meta.ownerReferences ?? []).some((r) => r.kind === 'MaintenancePlan' && plans.has(r.name ?? ''));
 }

@@ -337,14 +337,44 @@ describe("the controller's log", () => {
 });
 
 describe('status -f with a MaintenancePlan', () => {
-  it('says once that plans are not expanded there, and where to see what a plan governs', async () => {
-    const r = await cli(['status', '-f', ex('maintenanceplan.yaml'), '-f', ex('nodepools.yaml')]);
+  const files = ['-f', ex('maintenanceplan.yaml'), '-f', ex('nodepools.yaml')];
+  const policyOf = (out: string, pool: string): string | undefined =>
+    new RegExp(`^${pool}\\s+(\\S+)`, 'm').exec(out)?.[1];
+
+  it('expands the plan as the function does: each governed NodePool under its policy, the excluded none', async () => {
+    const r = await cli(['status', ...files]);
     expect(r.code).toBe(0);
-    expect(r.err).toBe(
-      'note: 1 MaintenancePlan not expanded: status shows RotationPolicies as they are (Crossplane composes ' +
-        "a plan's); to see what a plan governs: noderotation explain -f …\n",
+    expect(r.err).toBe('');
+    expect(['api', 'batch', 'general', 'gpu'].map((p) => policyOf(r.out, p))).toEqual([
+      'platform-api',
+      'platform-batch',
+      'platform-general',
+      '(none)',
+    ]);
+  });
+
+  it("does not expand a plan whose policies are given too (render's, or Crossplane's in a cluster)", async () => {
+    const rendered = await cli(['render', ...files]);
+    expect(rendered.code).toBe(0);
+    const r = await cli(['status', '-f', '-', ...files], rendered.out);
+    expect(r.code).toBe(0);
+    // Expanded a second time, each pool would have two policies of one name, a conflict.
+    expect(['api', 'general'].map((p) => policyOf(r.out, p))).toEqual(['platform-api', 'platform-general']);
+    expect(r.out).not.toMatch(/conflict/i);
+  });
+
+  it('a plan that governs nothing: the fatal finding on stderr, as explain words it', async () => {
+    const plan = readFileSync(join(ROOT, 'examples/maintenanceplan.yaml'), 'utf8').replace(
+      'spec:\n',
+      'spec:\n  nodePoolSelector: {matchLabels: {tier: genral}}\n',
     );
-    expect(r.out).toMatch(/^general\s+\(none\)/m);
+    const r = await cli(['status', '-f', '-', '-f', ex('nodepools.yaml')], plan);
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(
+      /^FATAL NoGovernedNodePools: MaintenancePlan platform: spec\.nodePoolSelector\.matchLabels\.tier: /,
+    );
+    expect(r.err).toContain('(did you mean "general"?)');
+    expect(policyOf(r.out, 'general')).toBe('(none)');
   });
 });
 

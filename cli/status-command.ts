@@ -1,15 +1,16 @@
 // `noderotation status`: per NodePool, what is happening now and what comes next (src/status/). Reads -f files
 // and/or the cluster (--from-cluster); -w refreshes until interrupted or until its reader closes the pipe.
 import { isValidTimezone } from '../src/schedule/zone.js';
+import { effectivePolicies, type ExplainResult } from '../src/explain/explain.js';
 import { fleetStatus } from '../src/status/fleet-status.js';
 import { renderStatus } from '../src/status/status-table.js';
 import { oneOf, parseNow } from './flags.js';
 import { OUTPUTS } from './formats.js';
-import { commandInputs, inputProblems, reportInvalid } from './inputs.js';
+import { commandInputs, composedFrom, inputProblems, reportInvalid, reportPlanErrors } from './inputs.js';
 import { UsageError } from './io.js';
 import { structured } from './output.js';
-import { count } from '../src/util/plural.js';
-import { EXIT_OK, readerGone, type Io } from './process.js';
+import { objectFindingLine } from '../src/util/severity-label.js';
+import { EXIT_OK, readerGone, wantsColour, type Io } from './process.js';
 import type { ClusterOptions, FileOptions } from './program.js';
 
 export interface StatusOptions extends FileOptions, ClusterOptions {
@@ -35,7 +36,7 @@ export async function runStatus(values: StatusOptions, io: Io, runtime: StatusRu
     throw new UsageError(`--timezone ${userZone}: not an IANA time zone such as Europe/Berlin or UTC`);
   if (values.watch && values.now !== undefined) throw new UsageError('-w refreshes with the clock: drop --now');
   let stopped = false;
-  let hinted = false;
+  let noted = false;
   void runtime.stopSignal.then(() => (stopped = true));
   for (;;) {
     const code = await once();
@@ -52,15 +53,26 @@ export async function runStatus(values: StatusOptions, io: Io, runtime: StatusRu
     if (problems.lines.length === 0 && inputs.nodePools.length === 0)
       problems.lines.push('no NodePools (karpenter.sh/v1) in the input: pass them with -f, or use --from-cluster');
     if (problems.lines.length > 0) return reportInvalid(io, problems);
-    // status shows the policies as they are; a plan's become policies only through Crossplane (--from-cluster).
-    if (inputs.plans.length > 0 && !hinted) {
-      hinted = true;
-      io.stderr.write(
-        `note: ${count(inputs.plans.length, 'MaintenancePlan')} not expanded: status shows RotationPolicies as ` +
-          "they are (Crossplane composes a plan's); to see what a plan governs: noderotation explain -f …\n",
-      );
+    // A plan whose RotationPolicies are not among the inputs (the cluster's, composed by Crossplane, keep their
+    // status) is expanded here as the function expands it: `status -f plan.yaml -f nodepools.yaml` previews it.
+    const plans = inputs.plans.filter(
+      (plan) => !inputs.policies.some((p) => composedFrom(p, new Set([plan.metadata.name]), true)),
+    );
+    const result: Pick<ExplainResult, 'excluded' | 'planErrors' | 'inputFindings'> = {
+      excluded: [],
+      planErrors: [],
+      inputFindings: [],
+    };
+    const policies = effectivePolicies({ ...inputs, plans }, result);
+    if (result.planErrors.length > 0) return reportPlanErrors(io, result.planErrors);
+    if (!noted) {
+      noted = true;
+      // A plan that governs nothing, or one that cannot work, as explain words it (its table says why).
+      const colour = wantsColour(io.stderr, io.env ?? process.env);
+      for (const f of result.inputFindings.filter((x) => x.severity === 'fatal'))
+        io.stderr.write(objectFindingLine(f, colour));
     }
-    const pools = fleetStatus(inputs, now);
+    const pools = fleetStatus({ ...inputs, policies }, now);
     if (values.watch) io.stdout.write(`\n${new Date(now).toISOString()}\n`);
     io.stdout.write(
       output === 'json' || output === 'yaml'

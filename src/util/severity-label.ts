@@ -10,3 +10,11 @@ export function severityLabel(severity: SeverityWord, o: { colour?: boolean; pad
   const text = o.pad ? word.padEnd(7) : word;
   return o.colour ? `${ANSI[severity]}${word}${ANSI.reset}${text.slice(word.length)}` : text;
 }
+
+/** A finding about a whole input object, as a line of stderr: "FATAL Reason: MaintenancePlan x: field: message". */
+export function objectFindingLine(
+  f: { severity: SeverityWord; reason: string; object: string; field: string; message: string },
+  colour: boolean,
+): string {
+  return `${severityLabel(f.severity, { colour })} ${f.reason}: ${f.object}: ${f.field}: ${f.message}\n`;
+}
