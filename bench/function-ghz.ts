@@ -20,6 +20,7 @@ import { RunFunctionRequest, RunFunctionResponse, State } from '@crossplane-org/
 import { rawFunctionClient } from '../functions/client.js';
 import { scaledPlan } from '../functions/fixtures.js';
 import { planRequest } from '../functions/request.js';
+import { servingPorts, spawnFunction } from '../test/support/function-process.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const METHOD = 'apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction';
@@ -213,24 +214,9 @@ async function main(): Promise<void> {
   const opts = options();
   const tools = goTools();
   const dir = mkdtempSync(join(os.tmpdir(), 'noderotation-bench-'));
-  const oursPort = await freePort();
   const goPort = await freePort();
-  const ours = await serve(
-    'function-noderotation',
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(ROOT, 'cli', 'from-source.ts'),
-      'function',
-      '--insecure',
-      '--address',
-      `127.0.0.1:${oursPort}`,
-      '--metrics-address',
-      '',
-    ],
-    oursPort,
-  );
+  const fn = spawnFunction(['--address', '127.0.0.1:0', '--metrics-address', '']);
+  const ours: Served = { name: 'function-noderotation', port: (await servingPorts(fn, 60_000)).port, child: fn.child };
   const go = await serve('go-peer', tools.peer, ['--address', `127.0.0.1:${goPort}`], goPort);
   const rows: string[] = [];
   const load: number[] = [];

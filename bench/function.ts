@@ -11,55 +11,18 @@
 //   node --import tsx bench/function.ts            # prints a Markdown table (docs/function.md)
 //
 // Every loop is bounded by a call count and a time budget, and only 127.0.0.1 is contacted.
-import { spawn } from 'node:child_process';
 import os from 'node:os';
-import { join } from 'node:path';
 import { RunFunctionRequest, RunFunctionResponse, State } from '@crossplane-org/function-sdk-typescript';
 import { scaledPlan } from '../functions/fixtures.js';
 import { planRequest } from '../functions/request.js';
 import { rawFunctionClient } from '../functions/client.js';
+import { servingPorts, spawnFunction, stopFunction } from '../test/support/function-process.js';
 
-const ROOT = join(import.meta.dirname, '..');
 const SIZES = [10, 100, 1000];
 const LATENCY_CALLS: Record<number, number> = { 10: 2000, 100: 1000, 1000: 200 };
 const THROUGHPUT_CALLS: Record<number, number> = { 10: 4000, 100: 2000, 1000: 200 };
 const CONCURRENCY = 8;
 const BUDGET_MS = 60_000; // per measurement
-
-async function startServer(): Promise<{ port: number; metricsPort: number; stop: () => Promise<void> }> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(ROOT, 'cli', 'from-source.ts'),
-      'function',
-      '--insecure',
-      '--address',
-      '127.0.0.1:0',
-      '--metrics-address',
-      '127.0.0.1:0',
-    ],
-    { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  let err = '';
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const deadline = Date.now() + 30_000;
-  while (!err.includes('"port"')) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`function did not start: ${err}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  const { port, metricsPort } = JSON.parse(err.split('\n')[0] as string) as { port: number; metricsPort: number };
-  return {
-    port,
-    metricsPort,
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
-}
 
 const bytes = (r: RunFunctionRequest): Buffer => Buffer.from(RunFunctionRequest.encode(r).finish());
 
@@ -111,8 +74,9 @@ async function latencies(call: (i: number) => Promise<unknown>, count: number): 
 }
 
 async function main(): Promise<void> {
-  const server = await startServer();
-  const client = rawFunctionClient(`127.0.0.1:${server.port}`);
+  const server = spawnFunction(['--address', '127.0.0.1:0', '--metrics-address', '127.0.0.1:0']);
+  const { port, metricsPort } = await servingPorts(server);
+  const client = rawFunctionClient(`127.0.0.1:${port}`);
   const rows: string[] = [];
   try {
     for (const n of SIZES) {
@@ -141,9 +105,9 @@ async function main(): Promise<void> {
       check(await client.call(edits[0] as Buffer), n);
 
       for (let i = 0; i < 20; i++) await client.call(steady); // JIT warm-up
-      const before = await handlerHistogram(server.metricsPort);
+      const before = await handlerHistogram(metricsPort);
       const warm = await latencies(() => client.call(steady), LATENCY_CALLS[n] as number);
-      const after = await handlerHistogram(server.metricsPort);
+      const after = await handlerHistogram(metricsPort);
       const cold = await latencies((i) => client.call(edits[i] as Buffer), editCalls);
 
       const total = THROUGHPUT_CALLS[n] as number;
@@ -180,7 +144,7 @@ async function main(): Promise<void> {
     }
   } finally {
     client.close();
-    await server.stop();
+    await stopFunction(server);
   }
   console.log(
     `Node ${process.version}, ${os.cpus().length} CPUs, load average ${os.loadavg()[0]?.toFixed(1)} at the end; ` +

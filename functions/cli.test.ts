@@ -1,7 +1,6 @@
 // `noderotation render` and `noderotation function`: exit codes, flags, credentials, and a real process
 // stopped by SIGTERM.
 import { createServer, type AddressInfo } from 'node:net';
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import { ROOT } from './codegen.js';
 import { EXAMPLES, EXAMPLES_NOW } from './examples.js';
 import { WORKED_EXAMPLE } from './fixtures.js';
 import { planRequest } from './request.js';
+import { servingPorts, spawnFunction, stopFunction } from '../test/support/function-process.js';
 import { grpcAddress, splitHostPort, startOfUtcDay } from './server.js';
 
 interface Captured {
@@ -216,32 +216,12 @@ describe('noderotation function', () => {
   });
 
   it('a real process with an unusable flag exits 2 by itself (no port left serving, no signal needed)', async () => {
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        join(ROOT, 'cli', 'from-source.ts'),
-        'function',
-        '--insecure',
-        '--address',
-        '127.0.0.1:0',
-        '--metrics-address',
-        'nope',
-      ],
-      { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    let err = '';
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = await new Promise<number | null>((resolve) => {
-      // A bound on the wait, not a timing assertion: a process left serving would never exit.
-      const kill = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      child.on('exit', (c) => {
-        clearTimeout(kill);
-        resolve(c);
-      });
-    });
-    expect({ exited, err: err.split('\n')[0] }).toEqual({
+    const f = spawnFunction(['--address', '127.0.0.1:0', '--metrics-address', 'nope']);
+    // A bound on the wait, not a timing assertion: a process left serving would never exit.
+    const kill = setTimeout(() => f.child.kill('SIGKILL'), 30_000);
+    const exited = await f.exited;
+    clearTimeout(kill);
+    expect({ exited, err: f.log().split('\n')[0] }).toEqual({
       exited: 2,
       err: expect.stringContaining('--metrics-address: "nope" is not host:port') as unknown,
     });
@@ -306,32 +286,8 @@ describe('noderotation function', () => {
   });
 
   it('a real process: starts from the CLI, answers, and exits 0 on SIGTERM', async () => {
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        join(ROOT, 'cli', 'from-source.ts'),
-        'function',
-        '--insecure',
-        '--address',
-        '127.0.0.1:0',
-        '--metrics-address',
-        '127.0.0.1:0',
-      ],
-      {
-        cwd: ROOT,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let err = '';
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    while (!err.includes('serving')) {
-      if (child.exitCode !== null) throw new Error(`exited early: ${err}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    const { port, metricsPort } = JSON.parse(err.split('\n')[0] as string) as { port: number; metricsPort: number };
+    const f = spawnFunction(['--address', '127.0.0.1:0', '--metrics-address', '127.0.0.1:0']);
+    const { port, metricsPort } = await servingPorts(f);
     const client = functionClient(`127.0.0.1:${port}`);
     expect(
       (await client.runFunction(planRequest({ composite: WORKED_EXAMPLE.xr, nodePools: WORKED_EXAMPLE.pools })))
@@ -341,9 +297,8 @@ describe('noderotation function', () => {
     expect(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).toContain(
       'function_noderotation_runs_total{result="success"} 1',
     );
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    expect(err).toContain('SIGTERM: shutting down');
+    expect(await stopFunction(f)).toBe(0);
+    expect(f.log()).toContain('SIGTERM: shutting down');
   });
 });
 
