@@ -124,7 +124,26 @@ async function holdTheGap(
       const host = p?.spec?.nodeName;
       return p?.status?.phase === 'Running' && host && host !== old.status?.nodeName && host !== b ? host : undefined;
     },
-    { timeoutMs: 180_000 },
+    {
+      timeoutMs: 180_000,
+      // On a timeout: where the placeholder is, why it is not scheduled, and what Karpenter has launched.
+      describe: async () => {
+        const p = await kube.getPod(ns, placeholder);
+        const conditions = (p?.status?.conditions ?? []).map(
+          (c) => `${c.type}=${c.status} ${c.reason ?? ''} ${c.message ?? ''}`,
+        );
+        const claims = (await kube.nodeClaims(pool)).map(
+          (c) => `${c.metadata.name} node=${c.status?.nodeName ?? '-'} ready=${String(conditionTrue(c, 'Ready'))}`,
+        );
+        return JSON.stringify({
+          placeholder: p ? { phase: p.status?.phase, node: p.spec?.nodeName, conditions } : 'absent',
+          recreated,
+          old: old.status?.nodeName,
+          b,
+          claims,
+        });
+      },
+    },
   );
   // Karpenter registers the Node (taint removed, so the Pod can run) before it records status.nodeName on the claim.
   const surgeClaim = await waitFor(`the NodeClaim of ${surgeNode}`, async () =>
