@@ -1,6 +1,7 @@
 // The controller's fleet benchmark (issue 9 item 4): on the e2e cluster (real kube-apiserver, Karpenter-kwok,
 // KWOK), a fleet of NodeClaims with Pods over NodePools; each controller (ours, then the reference) runs alone
 // as a process against it and is measured from outside:
+//   - ready (/readyz answers), caches synced (the line of its own log that says so: SYNCED) and settled;
 //   - memory (VmRSS, VmHWM) and CPU (utime + stime) from /proc, over an idle window once synced and settled;
 //   - its API requests by verb from the apiserver's audit log (Metadata level, its user only), per idle window;
 //   - the time from a maintenance window opening to the anchor write in every pool (polled, and the first
@@ -21,6 +22,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments, stringify } from 'yaml';
@@ -230,7 +232,15 @@ interface Running {
   readyUrl: string;
   logFile: string;
   user: string;
+  /** When its log last said its caches had synced (SYNCED), if it has. */
+  syncedAt?: number;
 }
+
+/**
+ * The log line each writes once its watch caches have synced: ours one line; the reference (controller-runtime)
+ * a "Starting workers" per controller, once that controller's caches have synced, so its last one is the moment.
+ */
+const SYNCED = { ours: /"msg":"caches synced"/, reference: /Starting workers/ } as const;
 
 let nextPort = 0;
 function ports(base: number): [number, number] {
@@ -289,7 +299,7 @@ function start(which: 'ours' | 'reference', kubeconfig: string, f: Flags, runDir
   child.stdout?.pipe(out);
   child.stderr?.pipe(out);
   if (!child.pid) throw new Error(`${which} did not start (${cmd})`);
-  return {
+  const running: Running = {
     child,
     pid: child.pid,
     metricsUrl: `http://127.0.0.1:${metrics}/metrics`,
@@ -297,6 +307,12 @@ function start(which: 'ours' | 'reference', kubeconfig: string, f: Flags, runDir
     logFile,
     user: `system:serviceaccount:${NAMESPACE}:${which === 'ours' ? OURS_SA : REF_SA}`,
   };
+  for (const stream of [child.stdout, child.stderr])
+    if (stream)
+      createInterface({ input: stream }).on('line', (line) => {
+        if (SYNCED[which].test(line)) running.syncedAt = Date.now();
+      });
+  return running;
 }
 
 /**
@@ -382,6 +398,8 @@ export interface ControllerResult {
   controller: string;
   version: string;
   readyS: number;
+  /** From the start to its log's SYNCED line (NaN without one). */
+  syncedS: number;
   settledS: number;
   startupRequests: Record<string, number>;
   idle: { seconds: number; rssKiB: number; hwmKiB: number; cpuS: number; requests: Record<string, number> };
@@ -427,7 +445,11 @@ async function measure(
     // the first pass of every pool (the reference reports ready before its caches sync).
     await settle(which, r.pid, 300_000);
     const settledS = (Date.now() - t0) / 1000;
-    log(`${which}: ready after ${readyS.toFixed(1)} s, settled after ${settledS.toFixed(1)} s`);
+    const syncedS = r.syncedAt === undefined ? NaN : (r.syncedAt - t0) / 1000;
+    log(
+      `${which}: ready after ${readyS.toFixed(1)} s, caches synced after ${syncedS.toFixed(1)} s, ` +
+        `settled after ${settledS.toFixed(1)} s`,
+    );
     const m0 = (await get(r.metricsUrl)).text;
     const a = sampleProc(r.pid);
     const samples: ProcSample[] = [a];
@@ -481,6 +503,7 @@ async function measure(
       controller: which,
       version: which === 'ours' ? 'this tree' : REFERENCE_VERSION,
       readyS,
+      syncedS,
       settledS,
       startupRequests: byVerb(startupReqs),
       idle: {
@@ -523,6 +546,7 @@ const reqText = (r: Record<string, number>): string =>
 function table(size: FleetSize, build: BuildTimes, results: ControllerResult[]): string {
   const rows = [
     ['ready (s)', (r: ControllerResult) => s1(r.readyS)],
+    ['caches synced, from its log (s)', (r: ControllerResult) => s1(r.syncedS)],
     ['settled (s)', (r: ControllerResult) => s1(r.settledS)],
     ['requests, start to settled', (r: ControllerResult) => reqText(r.startupRequests)],
     ['VmRSS idle (MiB)', (r: ControllerResult) => mib(r.idle.rssKiB)],
