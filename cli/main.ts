@@ -1,6 +1,7 @@
 // The `noderotation` command line: the program (program.ts) parsed, and every way it can end turned into an exit
 // status and at most a few lines. Each subcommand is a thin shell over the pure core: it reads input, injects
 // the clock, and prints.
+import { setTimeout as delay } from 'node:timers/promises';
 import { CommanderError } from 'commander';
 import { InputFileError, readStdinBounded } from './io.js';
 import { buildProgram, CommandUsageError } from './program.js';
@@ -36,7 +37,8 @@ export async function main(
       io: full,
       env: full.env ?? process.env,
       stopSignal: processStopSignal,
-      sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+      // Aborted: resolves at once and clears its timer, so that nothing keeps a stopped command alive.
+      sleep: (ms, signal) => delay(ms, undefined, { signal }).catch(() => undefined),
     },
     (c) => (code = c),
     invokedAs,

@@ -13,6 +13,7 @@ import { main } from './main.js';
 import { completionScript } from './completion.js';
 import { parseFunctionArgs } from './function-flags.js';
 import { buildProgram } from './program.js';
+import { runStatus } from './status-command.js';
 import { SHELLS } from './shells.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -93,7 +94,14 @@ describe('a reader that closes the pipe early (`noderotation explain --help | he
     child.stdout.destroy();
     let err = '';
     child.stderr.setEncoding('utf8').on('data', (t: string) => (err += t));
-    return new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, err })));
+    // A bound on the wait, not a timing assertion: a process that never ends is killed (and fails), not left behind.
+    const kill = setTimeout(() => child.kill('SIGKILL'), 50_000);
+    return new Promise((resolve) =>
+      child.on('close', (code, signal) => {
+        clearTimeout(kill);
+        resolve({ code, signal, err });
+      }),
+    );
   }
 
   it.each([
@@ -375,6 +383,29 @@ describe('status -f with a MaintenancePlan', () => {
     );
     expect(r.err).toContain('(did you mean "general"?)');
     expect(policyOf(r.out, 'general')).toBe('(none)');
+  });
+});
+
+describe('status -w', () => {
+  it('an interruption ends the wait between refreshes at once (no timer keeps the process alive)', async () => {
+    let interrupt: (signal: string) => void = () => undefined;
+    let refreshes = 0;
+    const out = { write: () => (refreshes++, true) };
+    const done = runStatus(
+      { watch: true, output: 'table', filename: [ex('rotationpolicy-worked-example.yaml'), ex('nodepools.yaml')] },
+      { stdout: out, stderr: { write: () => true }, now: Date.now, readStdin: () => '' },
+      {
+        stopSignal: new Promise<string>((resolve) => (interrupt = resolve)),
+        // A wait that ends only when aborted: were the interruption not passed on, the command would never end.
+        sleep: (_ms, signal) =>
+          new Promise<void>((resolve) => {
+            signal?.addEventListener('abort', () => resolve());
+            interrupt('SIGINT');
+          }),
+      },
+    );
+    expect(await done).toBe(0);
+    expect(refreshes).toBeGreaterThan(0);
   });
 });
 

@@ -23,7 +23,8 @@ export interface ProgramRuntime {
   env: NodeJS.ProcessEnv;
   /** SIGTERM or SIGINT, whichever comes first (a server's or -w's end). */
   stopSignal: () => Promise<string>;
-  sleep: (ms: number) => Promise<void>;
+  /** Waits `ms`, or until `signal` is aborted. */
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 /** A usage error of one command: printed as one line naming the command, with a pointer to its --help. */

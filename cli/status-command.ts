@@ -23,8 +23,8 @@ export interface StatusOptions extends FileOptions, ClusterOptions {
 export interface StatusRuntime {
   /** Resolves when -w should stop (SIGINT/SIGTERM). */
   stopSignal: Promise<unknown>;
-  /** Waits between refreshes. */
-  sleep: (ms: number) => Promise<void>;
+  /** Waits between refreshes, or until `signal` is aborted (then at once, its timer cleared). */
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 const REFRESH_MS = 5000;
@@ -35,15 +35,16 @@ export async function runStatus(values: StatusOptions, io: Io, runtime: StatusRu
   if (!isValidTimezone(userZone))
     throw new UsageError(`--timezone ${userZone}: not an IANA time zone such as Europe/Berlin or UTC`);
   if (values.watch && values.now !== undefined) throw new UsageError('-w refreshes with the clock: drop --now');
-  let stopped = false;
   let noted = false;
-  void runtime.stopSignal.then(() => (stopped = true));
+  // Interrupted (Ctrl-C, SIGTERM): the wait ends at once and leaves no timer behind.
+  const stop = new AbortController();
+  void runtime.stopSignal.then(() => stop.abort());
   for (;;) {
     const code = await once();
     if (code !== EXIT_OK || !values.watch) return code;
-    await Promise.race([runtime.sleep(REFRESH_MS), runtime.stopSignal]);
+    await runtime.sleep(REFRESH_MS, stop.signal);
     // Interrupted, or nobody reads any more (`status -w | head`: a write met a closed pipe).
-    if (stopped || readerGone(io.stdout)) return EXIT_OK;
+    if (stop.signal.aborted || readerGone(io.stdout)) return EXIT_OK;
   }
 
   async function once(): Promise<number> {
