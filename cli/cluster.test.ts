@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { clusterConfig, type ClusterObjects } from './cluster.js';
 import { readCommandInputs } from './inputs.js';
+import { planLabelValue } from '../src/plan/expand.js';
 import type { Io } from './process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'nr-cluster-unit-'));
@@ -83,6 +84,17 @@ describe('the cluster’s objects under the -f files', () => {
     // plan-b is not in the input, so its policy stays: it is all there is of it.
     expect(inputs.policies.map((p) => p.metadata.name)).toEqual(['plan-b-gpu']);
     expect(out.err()).toContain('2 RotationPolicy(ies) composed from MaintenancePlans are computed from the plans');
+  });
+
+  it('a policy rendered from a plan in the input and applied gives way too (its plan label, shortened past 63)', () => {
+    const long = `plan-${'x'.repeat(70)}`;
+    const rendered = policy('rendered-general', { labels: { 'noderotation.io/plan': planLabelValue(long) } });
+    const other = policy('plan-b-gpu', { labels: { 'noderotation.io/plan': 'plan-b' } });
+    const out = io();
+    const inputs = readCommandInputs([], out, cluster([pool('general', '720h'), plan(long), rendered, other]));
+    expect(planLabelValue(long)).not.toBe(long);
+    expect(inputs.policies.map((p) => p.metadata.name)).toEqual(['plan-b-gpu']);
+    expect(out.err()).toContain('1 RotationPolicy(ies) composed from MaintenancePlans are computed from the plans');
   });
 
   it('a cluster object that fails validation is named by the cluster and its position, like a file', () => {

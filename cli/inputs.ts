@@ -8,7 +8,7 @@ import {
   YAML_LIMITS,
   type Inputs,
 } from '../src/api/documents.js';
-import { PLAN_LABEL, type ExpansionError } from '../src/plan/expand.js';
+import { PLAN_LABEL, planLabelValue, type ExpansionError } from '../src/plan/expand.js';
 import { clusterConfig, nameOf, readCluster, type ClusterObjects } from './cluster.js';
 import { MAX_NOTES, readInputs, type InputFile } from './io.js';
 import type { ClusterOptions, FileOptions } from './program.js';
@@ -101,8 +101,8 @@ export function reportInvalid(io: Io, { lines: problems, omitted }: Problems): n
 
 /**
  * The cluster's objects with the files' on top: a cluster object that a file also defines (same kind and
- * name) is left out, and so is a RotationPolicy composed from a MaintenancePlan in the input, which these
- * commands compute from the plan itself (a changed plan would otherwise meet its own old output).
+ * name) is left out, and so is a RotationPolicy made from a MaintenancePlan in the input (madeFromPlans), which
+ * these commands compute from the plan itself (a changed plan would otherwise meet its own old output).
  */
 function overCluster(
   files: InputFile[],
@@ -112,7 +112,7 @@ function overCluster(
 ): Inputs {
   const fromFiles = readDocuments(files);
   const given = new Set(fromFiles.named.map((n) => `${n.kind}/${n.name}`));
-  const plans = new Set([
+  const fromPlan = madeFromPlans([
     ...fromFiles.plans.map((p) => p.metadata.name),
     ...cluster.objects.filter((o) => o.kind === 'MaintenancePlan').map(nameOf),
   ]);
@@ -120,8 +120,7 @@ function overCluster(
   let composed = 0;
   const kept = cluster.objects.filter((o) => {
     if (given.has(`${String(o.kind)}/${nameOf(o)}`)) return (replaced++, false);
-    if (!options.keepComposedPolicies && o.kind === 'RotationPolicy' && composedFrom(o, plans))
-      return (composed++, false);
+    if (!options.keepComposedPolicies && o.kind === 'RotationPolicy' && fromPlan(o)) return (composed++, false);
     return true;
   });
   for (const line of cluster.notes) note(line);
@@ -134,17 +133,21 @@ function overCluster(
 }
 
 /**
- * Whether Crossplane composed this policy from one of `plans` (its owner, or its composite label), or `render`
- * wrote it from one (its noderotation.io/plan label, with `rendered`).
+ * Whether a RotationPolicy was made from one of the MaintenancePlans named: composed by Crossplane (its composite
+ * label or its owner) or expanded by `render` and applied (the plan label the expansion writes, the plan's name
+ * shortened past 63 characters).
  */
-export function composedFrom(o: object, plans: ReadonlySet<string>, rendered = false): boolean {
-  const meta = ((o as { metadata?: unknown }).metadata ?? {}) as {
-    labels?: Record<string, string>;
-    ownerReferences?: { kind?: string; name?: string }[];
+export function madeFromPlans(names: Iterable<string>): (o: object) => boolean {
+  const keys = new Set([...names].flatMap((n) => [n, planLabelValue(n)]));
+  return (o) => {
+    const meta = ((o as { metadata?: unknown }).metadata ?? {}) as {
+      labels?: Record<string, string>;
+      ownerReferences?: { kind?: string; name?: string }[];
+    };
+    const labels = meta.labels ?? {};
+    return (
+      [labels['crossplane.io/composite'], labels[PLAN_LABEL]].some((v) => v !== undefined && keys.has(v)) ||
+      (meta.ownerReferences ?? []).some((r) => r.kind === 'MaintenancePlan' && keys.has(r.name ?? ''))
+    );
   };
-  const composite = meta.labels?.['crossplane.io/composite'];
-  if (composite !== undefined && plans.has(composite)) return true;
-  const plan = meta.labels?.[PLAN_LABEL];
-  if (rendered && plan !== undefined && plans.has(plan)) return true;
-  return (meta.ownerReferences ?? []).some((r) => r.kind === 'MaintenancePlan' && plans.has(r.name ?? ''));
 }

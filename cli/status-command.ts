@@ -6,7 +6,7 @@ import { fleetStatus } from '../src/status/fleet-status.js';
 import { renderStatus } from '../src/status/status-table.js';
 import { oneOf, parseNow } from './flags.js';
 import { OUTPUTS } from './formats.js';
-import { commandInputs, composedFrom, inputProblems, reportInvalid, reportPlanErrors } from './inputs.js';
+import { commandInputs, inputProblems, madeFromPlans, reportInvalid, reportPlanErrors } from './inputs.js';
 import { UsageError } from './io.js';
 import { structured } from './output.js';
 import { objectFindingLine } from '../src/util/severity-label.js';
@@ -56,9 +56,7 @@ export async function runStatus(values: StatusOptions, io: Io, runtime: StatusRu
     if (problems.lines.length > 0) return reportInvalid(io, problems);
     // A plan whose RotationPolicies are not among the inputs (the cluster's, composed by Crossplane, keep their
     // status) is expanded here as the function expands it: `status -f plan.yaml -f nodepools.yaml` previews it.
-    const plans = inputs.plans.filter(
-      (plan) => !inputs.policies.some((p) => composedFrom(p, new Set([plan.metadata.name]), true)),
-    );
+    const plans = inputs.plans.filter((plan) => !inputs.policies.some(madeFromPlans([plan.metadata.name])));
     const result: Pick<ExplainResult, 'excluded' | 'planErrors' | 'inputFindings'> = {
       excluded: [],
       planErrors: [],

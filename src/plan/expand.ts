@@ -42,6 +42,9 @@ export interface Expansion {
 const MAX_NAME = 253;
 const MAX_LABEL_VALUE = 63;
 
+/** The PLAN_LABEL value of a policy expanded from plan `planName`: the name, shortened past 63 characters. */
+export const planLabelValue = (planName: string): string => shortenName(planName, MAX_LABEL_VALUE);
+
 /** Shortens `name` to `max` characters with a stable hash suffix, only when it is too long. */
 export function shortenName(name: string, max: number): string {
   if (name.length <= max) return name;
@@ -138,7 +141,7 @@ export function expandPlan(plan: MaintenancePlan, nodePools: readonly NodePool[]
       kind: 'RotationPolicy',
       metadata: {
         name: policyName(planName, name),
-        labels: { [PLAN_LABEL]: shortenName(planName, MAX_LABEL_VALUE) },
+        labels: { [PLAN_LABEL]: planLabelValue(planName) },
         annotations: { [NODEPOOL_ANNOTATION]: name },
       },
       spec: sortKeys(spec) as RotationPolicySpec,

@@ -2,7 +2,8 @@
 // read. A misspelt label (`team: paymnets`) is as silent as a misspelt name in nodePools (UnknownNodePool): the
 // pool it was meant for keeps other settings, or none. The message names the term no NodePool satisfies and the
 // label values (or keys) at most two edits from it; the fix is that one value when it is the only one near and
-// makes the selector match.
+// makes the selector match. A plan's own selector that matches nothing is NoGovernedNodePools (src/explain), which
+// says why through the same whyNothingMatches.
 import { finding, type Finding, type Fix } from '../derivation/findings.js';
 import type { LabelSelector } from '../generated/api-types.js';
 import type { NodePool } from '../karpenter/types.js';
